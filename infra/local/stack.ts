@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import { createApp } from "../../shared/http/app";
+import { createLogger, type Logger } from "../../shared/log";
+import type { PipelineDeps } from "../../shared/pipeline/deps";
+import { eventsHandler, intakeHandler } from "../../shared/pipeline/handlers";
+import { type SweepReport, sweep } from "../../shared/pipeline/sweeper";
+import { awsClients, createDeps } from "../../shared/runtime";
+import { readSettings, type Settings } from "../../shared/settings";
+import { LocalLauncher } from "./launcher";
+import { Poller } from "./poller";
+import { ensureQueue, ensureTable, startEmbeddedAws } from "./services";
+
+export interface LocalStackOptions {
+	env?: NodeJS.ProcessEnv;
+	log?: Logger;
+	/** How often the sweeper runs (default 30 s). */
+	sweepIntervalMs?: number;
+	/** Seconds before a failed queue message is delivered again (default 30). */
+	visibilityTimeoutSeconds?: number;
+}
+
+export interface LocalStack {
+	url: string;
+	apiToken: string;
+	settings: Settings;
+	deps: PipelineDeps;
+	sweep(): Promise<SweepReport>;
+	stop(): Promise<void>;
+}
+
+/** The API token: from LISA_API_TOKEN, else generated once and kept (0600) in the data dir. */
+function apiToken(settings: Settings): string {
+	if (settings.apiToken) return settings.apiToken;
+	const file = path.join(settings.dataDir, "api-token");
+	try {
+		return readFileSync(file, "utf8").trim();
+	} catch {
+		const token = `lisa_${randomBytes(24).toString("base64url")}`;
+		writeFileSync(file, `${token}\n`, { mode: 0o600 });
+		return token;
+	}
+}
+
+/**
+ * Everything of DESIGN §4 in one process: dynalite on disk, fauxqs, pollers invoking the Lambda
+ * handlers, the local launcher, the sweeper on a timer, and the Hono app on 127.0.0.1.
+ */
+export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
+	const env = opts.env ?? process.env;
+	const log = opts.log ?? createLogger("lisa", env);
+	const base = readSettings(env);
+	mkdirSync(base.dataDir, { recursive: true });
+	const aws = await startEmbeddedAws(path.join(base.dataDir, "dynamodb"));
+
+	let app: Hono | undefined;
+	const server = serve({
+		fetch: (req) => (app ? app.fetch(req) : new Response("starting", { status: 503 })),
+		port: base.port,
+		hostname: "127.0.0.1",
+	});
+	await new Promise<void>((resolve, reject) => {
+		server.once("listening", resolve);
+		server.once("error", reject);
+	});
+	const port = (server.address() as AddressInfo).port;
+	const url = `http://127.0.0.1:${port}`;
+
+	const partial: Settings = {
+		...base,
+		port,
+		publicUrl: base.publicUrl ?? url,
+		dynamoEndpoint: aws.dynamoEndpoint,
+		sqsEndpoint: aws.sqsEndpoint,
+	};
+	const clients = awsClients(partial);
+	await ensureTable(clients.dynamo, partial.tableName);
+	const queueOpts = {
+		visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 30,
+		maxReceiveCount: 5,
+	};
+	const intake = await ensureQueue(clients.sqs, "lisa-intake", queueOpts);
+	const events = await ensureQueue(clients.sqs, "lisa-events", queueOpts);
+	const settings: Settings = {
+		...partial,
+		apiToken: apiToken(partial),
+		intakeQueueUrl: intake.url,
+		eventsQueueUrl: events.url,
+	};
+
+	const launcher = new LocalLauncher(
+		settings,
+		{ ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+		log,
+	);
+	const deps = createDeps(settings, { launcher, log });
+	app = createApp(deps);
+
+	const pollers = [
+		new Poller(clients.sqs, intake.url, intake.arn, intakeHandler(deps), log, settings.region),
+		new Poller(clients.sqs, events.url, events.arn, eventsHandler(deps), log, settings.region),
+	];
+	for (const p of pollers) p.start();
+
+	// fauxqs keeps messages in memory and tasks died with the previous process: re-drive first.
+	let sweeping: Promise<SweepReport> | undefined;
+	const runSweep = (restarted = false) => {
+		sweeping ??= sweep(deps, { restarted }).finally(() => {
+			sweeping = undefined;
+		});
+		return sweeping;
+	};
+	const first = await runSweep(true).catch((err) => {
+		log.error({ err }, "startup sweep failed");
+	});
+	if (first && (first.redriven || first.lost || first.reported))
+		log.info(first, "re-drove runs left unfinished by the previous start");
+	const timer = setInterval(() => {
+		runSweep().catch((err) => log.error({ err }, "sweep failed"));
+	}, opts.sweepIntervalMs ?? 30_000);
+	timer.unref();
+
+	let stopped = false;
+	return {
+		url,
+		apiToken: settings.apiToken as string,
+		settings,
+		deps,
+		sweep: () => runSweep(),
+		async stop() {
+			if (stopped) return;
+			stopped = true;
+			clearInterval(timer);
+			await Promise.all(pollers.map((p) => p.stop()));
+			await sweeping?.catch(() => {});
+			await launcher.stopAll();
+			await new Promise<void>((resolve) => {
+				server.close(() => resolve());
+				if ("closeAllConnections" in server) server.closeAllConnections();
+			});
+			await aws.stop();
+		},
+	};
+}

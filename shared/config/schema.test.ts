@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { parseConfigText } from "./load";
+import { ConfigError, slugFromUrl } from "./schema";
+
+const minimal = `
+repos:
+  - name: api
+    url: https://github.com/acme/api.git
+`;
+
+describe("config", () => {
+	it("fills the hosted defaults from DESIGN §5", () => {
+		const c = parseConfigText(minimal, "c.yaml");
+		expect(c.source).toBe("linear");
+		expect(c.provider).toBe("claude");
+		expect(c.models).toEqual(["claude"]);
+		expect(c.source_config).toMatchObject({
+			label: "lisa",
+			pick_from: "Todo",
+			in_progress: "In Progress",
+			done: "In Review",
+			remove_label: true,
+		});
+		expect(c.base_branch).toBe("main");
+		expect(c.branch_prefix).toBe("feat/");
+		expect(c.limits).toEqual({
+			max_concurrent_runs: 5,
+			step_timeout_minutes: 60,
+			max_attempts: 3,
+			max_validation_retries: 2,
+			stale_output_seconds: 240,
+			parallel_steps: 1,
+		});
+		expect(c.repos[0]).toMatchObject({
+			name: "api",
+			slug: "acme/api",
+			base_branch: "main",
+			setup: [],
+			validate: [],
+		});
+	});
+
+	it("accepts the original CLI's fields and old aliases", () => {
+		const c = parseConfigText(
+			`
+provider: gemini
+source: trello
+source_config:
+  board: Web
+  list: Ready
+  active_status: Doing
+  done_status: Code Review
+workflow: worktree
+github: token
+loop: { cooldown: 10, max_sessions: 0 }
+base_branch: develop
+repos:
+  - name: web
+    path: ./web
+    match: [web]
+    lifecycle: { setup: ["npm ci"] }
+`,
+			"/work/proj/.lisa/config.yaml",
+		);
+		expect(c.models).toEqual(["gemini"]);
+		expect(c.source_config).toMatchObject({
+			team: "Web",
+			project: "Ready",
+			pick_from: "Ready",
+			in_progress: "Doing",
+			done: "Code Review",
+		});
+		expect(c.repos[0]).toMatchObject({
+			url: "file:///work/proj/.lisa/web",
+			base_branch: "develop",
+			setup: ["npm ci"],
+			match: ["web"],
+		});
+	});
+
+	it("accepts a single command string and provider:model chains", () => {
+		const c = parseConfigText(
+			`models: ["claude:opus", gemini, builtin]\nrepos: [{name: a, url: "git@github.com:o/a.git", validate: "npm test"}]`,
+			"c.yaml",
+		);
+		expect(c.models).toEqual(["claude:opus", "gemini", "builtin"]);
+		expect(c.repos[0]?.validate).toEqual(["npm test"]);
+		expect(c.repos[0]?.slug).toBe("o/a");
+	});
+
+	it("names the field and the fix", () => {
+		const err = (() => {
+			try {
+				parseConfigText(
+					`provider: gpt\nmodels: [foo]\nrepos: [{name: "a b"}]\nlimits: {max_attempts: 0}`,
+					"c.yaml",
+				);
+			} catch (e) {
+				return e as ConfigError;
+			}
+		})();
+		expect(err).toBeInstanceOf(ConfigError);
+		const fields = err?.problems.map((p) => p.field);
+		expect(fields).toEqual(
+			expect.arrayContaining([
+				"provider",
+				"models.0",
+				"repos.0.name",
+				"repos.0.url",
+				"limits.max_attempts",
+			]),
+		);
+		expect(err?.message).toMatch(/repos\.0\.url: .* — fix: set `url:` to any git URL/);
+		expect(err?.message).toMatch(
+			/provider: .* — fix: use one of claude, gemini, opencode, codex, builtin/,
+		);
+	});
+
+	it("requires at least one repo and reports YAML syntax errors with the line", () => {
+		expect(() => parseConfigText("source: linear", "c.yaml")).toThrow(
+			/repos: .*fix: add at least one repository/,
+		);
+		expect(() => parseConfigText("repos:\n  - name: a\n   url: x", "c.yaml")).toThrow(/line 3/);
+	});
+
+	it("derives slugs only from GitHub-style URLs", () => {
+		expect(slugFromUrl("https://github.com/acme/api.git")).toBe("acme/api");
+		expect(slugFromUrl("https://github.example.com/acme/api")).toBe("acme/api");
+		expect(slugFromUrl("ssh://git@github.com/acme/api.git")).toBe("acme/api");
+		expect(slugFromUrl("file:///tmp/x/api.git")).toBeUndefined();
+	});
+});

@@ -1,0 +1,192 @@
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { z } from "zod";
+
+// `.lisa/config.yaml` (DESIGN §5): the original CLI's fields and old aliases, plus the hosted additions.
+
+export const PROVIDERS = ["claude", "gemini", "opencode", "codex", "builtin"] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+export const SOURCES = ["linear", "trello", "github"] as const;
+export type SourceName = (typeof SOURCES)[number];
+
+const commandList = z
+	.union([z.string().min(1), z.array(z.string().min(1))])
+	.transform((v) => (typeof v === "string" ? [v] : v));
+
+const modelSpec = z
+	.string()
+	.min(1)
+	.refine((v) => (PROVIDERS as readonly string[]).includes(v.split(":")[0] ?? ""), {
+		message: `must be "provider" or "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
+	});
+
+const repoSchema = z.object({
+	name: z
+		.string()
+		.min(1)
+		.regex(/^[A-Za-z0-9._-]+$/, "use letters, digits, '.', '_' or '-'"),
+	url: z.string().min(1),
+	slug: z
+		.string()
+		.regex(/^[^/\s]+\/[^/\s]+$/, 'must be "owner/name"')
+		.optional(),
+	base_branch: z.string().min(1).optional(),
+	match: z.array(z.string()).default([]),
+	setup: commandList.default([]),
+	validate: commandList.default([]),
+	allow_workflow_changes: z.boolean().default(false),
+});
+
+const sourceConfigSchema = z.object({
+	team: z.string().optional(),
+	scope: z.string().optional(),
+	project: z.string().optional(),
+	label: z.string().min(1).default("lisa"),
+	// true: remove the trigger label after success; a name: remove that label; false: keep labels.
+	remove_label: z.union([z.boolean(), z.string().min(1)]).default(true),
+	pick_from: z.string().min(1).default("Todo"),
+	in_progress: z.string().min(1).default("In Progress"),
+	done: z.string().min(1).default("In Review"),
+	merged: z.string().min(1).optional(),
+});
+
+const limitsSchema = z.object({
+	max_concurrent_runs: z.number().int().positive().default(5),
+	step_timeout_minutes: z.number().positive().default(60),
+	max_attempts: z.number().int().positive().default(3),
+	max_validation_retries: z.number().int().min(0).default(2),
+	stale_output_seconds: z.number().int().positive().default(240),
+	parallel_steps: z.number().int().positive().default(1),
+});
+
+const commentsSchema = z.object({
+	enabled: z.boolean().default(true),
+});
+
+export const configSchema = z.object({
+	source: z.enum(SOURCES).default("linear"),
+	provider: z.enum(PROVIDERS).default("claude"),
+	models: z.array(modelSpec).min(1).optional(),
+	source_config: sourceConfigSchema.default(sourceConfigSchema.parse({})),
+	base_branch: z.string().min(1).default("main"),
+	branch_prefix: z.string().default("feat/"),
+	repos: z.array(repoSchema).min(1),
+	limits: limitsSchema.default(limitsSchema.parse({})),
+	comments: commentsSchema.default(commentsSchema.parse({})),
+	// Accepted for compatibility with the original CLI; the hosted pipeline always uses worktrees.
+	workflow: z.enum(["worktree", "branch"]).optional(),
+});
+
+export type RepoConfig = z.infer<typeof repoSchema> & { slug?: string; base_branch: string };
+export type LisaConfig = Omit<z.infer<typeof configSchema>, "models" | "repos"> & {
+	models: string[];
+	repos: RepoConfig[];
+};
+export type SourceConfig = LisaConfig["source_config"];
+export type Limits = LisaConfig["limits"];
+
+const FIX_HINTS: [RegExp, string][] = [
+	[/^repos$/, "add at least one repository under `repos:` with a `name` and a `url`"],
+	[/^repos\.\d+\.url$/, "set `url:` to any git URL (https://github.com/owner/name.git, file:///…)"],
+	[/^repos\.\d+\.name$/, "give the repo a short `name:` such as `api`"],
+	[/^repos\.\d+\.slug$/, "set `slug: owner/name` (the repository on the code host)"],
+	[/^models/, `list providers as "claude" or "claude:model-name" (${PROVIDERS.join(", ")})`],
+	[/^provider$/, `use one of ${PROVIDERS.join(", ")}`],
+	[/^source$/, `use one of ${SOURCES.join(", ")}`],
+	[/^limits\./, "use a positive number"],
+];
+
+function hintFor(field: string): string | undefined {
+	return FIX_HINTS.find(([re]) => re.test(field))?.[1];
+}
+
+export class ConfigError extends Error {
+	constructor(
+		readonly file: string,
+		readonly problems: { field: string; message: string; fix?: string }[],
+	) {
+		super(
+			`invalid config ${file}:\n${problems
+				.map((p) => `  - ${p.field || "(root)"}: ${p.message}${p.fix ? ` — fix: ${p.fix}` : ""}`)
+				.join("\n")}`,
+		);
+		this.name = "ConfigError";
+	}
+}
+
+type Raw = Record<string, unknown>;
+const isObject = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function firstDefined(obj: Raw, ...keys: string[]): unknown {
+	for (const k of keys) if (obj[k] !== undefined && obj[k] !== null && obj[k] !== "") return obj[k];
+	return undefined;
+}
+
+/** Maps the original CLI's field names and old aliases onto the current ones. */
+function applyAliases(raw: Raw, configDir: string): Raw {
+	const out: Raw = { ...raw };
+	if (isObject(raw.source_config)) {
+		const sc = raw.source_config;
+		const next: Raw = { ...sc };
+		next.team = firstDefined(sc, "team", "board");
+		next.project = firstDefined(sc, "project", "list");
+		next.pick_from = firstDefined(sc, "pick_from", "initial_status");
+		next.in_progress = firstDefined(sc, "in_progress", "active_status");
+		next.done = firstDefined(sc, "done", "done_status");
+		if (raw.source === "trello" && next.pick_from === undefined) next.pick_from = next.project;
+		for (const old of ["board", "list", "initial_status", "active_status", "done_status"])
+			delete next[old];
+		for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
+		out.source_config = next;
+	}
+	if (Array.isArray(raw.repos)) {
+		out.repos = raw.repos.map((r) => {
+			if (!isObject(r)) return r;
+			const repo: Raw = { ...r };
+			// The original CLI pointed at local checkouts (`path`); the hosted pipeline clones a URL.
+			if (repo.url === undefined && typeof repo.path === "string")
+				repo.url = pathToFileURL(path.resolve(configDir, repo.path)).href;
+			if (repo.setup === undefined && isObject(repo.lifecycle) && repo.lifecycle.setup)
+				repo.setup = repo.lifecycle.setup;
+			delete repo.path;
+			delete repo.lifecycle;
+			return repo;
+		});
+	}
+	return out;
+}
+
+/** owner/name from a GitHub-style URL (https, ssh or scp-like), if it looks like one. */
+export function slugFromUrl(url: string): string | undefined {
+	const m = url.match(
+		/^(?:https?:\/\/[^/]+\/|ssh:\/\/git@[^/]+\/|git@[^:]+:)([^/]+)\/([^/]+?)(?:\.git)?\/?$/,
+	);
+	return m ? `${m[1]}/${m[2]}` : undefined;
+}
+
+export function parseConfig(raw: unknown, file = ".lisa/config.yaml"): LisaConfig {
+	if (!isObject(raw))
+		throw new ConfigError(file, [
+			{ field: "", message: "expected a YAML mapping", fix: "see README › Config" },
+		]);
+	const result = configSchema.safeParse(applyAliases(raw, path.dirname(path.resolve(file))));
+	if (!result.success) {
+		throw new ConfigError(
+			file,
+			result.error.issues.map((i) => {
+				const field = i.path.join(".");
+				return { field, message: i.message, fix: hintFor(field) };
+			}),
+		);
+	}
+	const c = result.data;
+	return {
+		...c,
+		models: c.models ?? [c.provider],
+		repos: c.repos.map((r) => ({
+			...r,
+			slug: r.slug ?? slugFromUrl(r.url),
+			base_branch: r.base_branch ?? c.base_branch,
+		})),
+	};
+}

@@ -1,0 +1,34 @@
+import { runMarker } from "./comments";
+
+// PR body post-processing (seed 004 §3): a safety net for whatever the agent wrote.
+
+export function cleanPrBody(body: string): string {
+	let text = body.replace(/\r\n/g, "\n");
+	// Raw HTML breaks GitHub rendering (and can hide content): drop tags, keep their text.
+	text = text.replace(/<!--[\s\S]*?-->/g, "").replace(/<\/?[A-Za-z][^>]*>/g, "");
+	text = text.replace(/^\s*\n+|\n+\s*$/g, "").trim();
+	if (text && !text.includes("\n")) {
+		// A wall of text: one bullet per sentence.
+		const sentences = text.split(/(?<=[.!?])\s+(?=[A-Z0-9`*_])/).filter(Boolean);
+		if (sentences.length > 1) text = sentences.map((s) => `- ${s.trim()}`).join("\n");
+	}
+	return text.replace(/^(\s*)\* /gm, "$1- ");
+}
+
+export function prBody(input: {
+	body: string;
+	issueUrl?: string;
+	issueKey?: string;
+	runId: string;
+	extra?: string;
+}): string {
+	const resolves = input.issueUrl ?? input.issueKey;
+	return [
+		cleanPrBody(input.body) || "- **What**: see the linked issue",
+		input.extra ?? "",
+		resolves ? `Resolves ${resolves}` : "",
+		runMarker(input.runId),
+	]
+		.filter(Boolean)
+		.join("\n\n");
+}

@@ -1,0 +1,175 @@
+import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
+import {
+	type AgentState,
+	nextRunStatus,
+	nextStepStatus,
+	type RunStatus,
+	type StepStatus,
+} from "./states";
+
+export type Trigger = "webhook" | "poll" | "api" | "retry";
+
+/** The issue as the agent sees it (title and description are untrusted input). */
+export interface IssueSnapshot {
+	id: string;
+	key?: string;
+	title: string;
+	description: string;
+	url?: string;
+	teamId?: string;
+}
+
+/** What the task reports about one attempt, kept on the step so a lost queue message can be re-sent. */
+export interface StepReport {
+	attempt: number;
+	outcome: "succeeded" | "failed";
+	branch?: string;
+	prUrl?: string;
+	error?: string;
+	transient?: boolean;
+	provider?: string;
+	at: string;
+}
+
+export interface Step {
+	index: number;
+	repo: string;
+	scope?: string;
+	status: StepStatus;
+	attempt: number;
+	taskId?: string;
+	provider?: string;
+	agentState?: AgentState;
+	heartbeatAt?: string;
+	branch?: string;
+	prUrl?: string;
+	error?: string;
+	launchedAt?: string;
+	finishedAt?: string;
+	report?: StepReport;
+}
+
+/** Which tracker side effects are done, so a redelivered message resumes instead of repeating. */
+export interface TrackerProgress {
+	/** Nothing to do in the tracker (the run lost the issue lock to another run). */
+	skip?: boolean;
+	started?: boolean;
+	finalStatus?: boolean;
+	links?: boolean;
+	labelRemoved?: boolean;
+	finalComment?: boolean;
+	/** Every effect of the finished run is done and the issue lock released. */
+	done?: boolean;
+}
+
+export interface Run {
+	runId: string;
+	source: SourceName;
+	issueId: string;
+	issueKey?: string;
+	title?: string;
+	url?: string;
+	trigger: Trigger;
+	status: RunStatus;
+	steps: Step[];
+	version: number;
+	createdAt: string;
+	updatedAt: string;
+	finishedAt?: string;
+	error?: string;
+	deliveryId?: string;
+	/** Snapshot taken when the run was planned: a config change never alters a run in flight. */
+	config?: LisaConfig;
+	issue?: IssueSnapshot;
+	tracker: TrackerProgress;
+}
+
+type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;
+
+/** A change to one run item; the store applies it as one version-checked conditional update. */
+export interface RunPatch {
+	set?: Partial<RunFields>;
+	steps?: Record<number, Partial<Step>>;
+	appendSteps?: Step[];
+}
+
+export function newRun(input: {
+	runId: string;
+	source: SourceName;
+	issueId: string;
+	issueKey?: string;
+	trigger: Trigger;
+	deliveryId?: string;
+	now: string;
+}): Run {
+	return {
+		runId: input.runId,
+		source: input.source,
+		issueId: input.issueId,
+		issueKey: input.issueKey,
+		trigger: input.trigger,
+		deliveryId: input.deliveryId,
+		status: "queued",
+		steps: [],
+		version: 0,
+		createdAt: input.now,
+		updatedAt: input.now,
+		tracker: {},
+	};
+}
+
+/** Slug of a title for branch names: lowercase words joined by '-', at most `max` characters. */
+export function slugify(text: string, max = 40): string {
+	const slug = text
+		.normalize("NFKD")
+		.replace(/[\u0300-\u036f]/g, "")
+		.toLowerCase()
+		.replace(/[^a-z0-9]+/g, "-")
+		.replace(/^-+|-+$/g, "");
+	if (slug.length <= max) return slug;
+	const cut = slug.slice(0, max);
+	if (slug[max] === "-") return cut; // the cut falls on a word boundary
+	const lastDash = cut.lastIndexOf("-");
+	return (lastDash > max / 2 ? cut.slice(0, lastDash) : cut).replace(/-+$/, "");
+}
+
+/** `<branch_prefix><issue-key lowercase>-<slug ≤40>` (DESIGN §9). */
+export function branchName(prefix: string, issueKey: string, title: string): string {
+	const key = slugify(issueKey, 64);
+	const slug = slugify(title);
+	return `${prefix}${slug ? `${key}-${slug}` : key}`;
+}
+
+/** The original CLI's repo rule: a repo whose match hint starts the title, else the first repo. */
+export function pickRepo(config: LisaConfig, title: string): RepoConfig {
+	const lower = title.toLowerCase();
+	const hit = config.repos.find((r) => r.match.some((m) => m && lower.startsWith(m.toLowerCase())));
+	const repo = hit ?? config.repos[0];
+	if (!repo) throw new Error("no repos configured");
+	return repo;
+}
+
+export function newStep(index: number, repo: string, scope?: string): Step {
+	return { index, repo, scope, status: "pending", attempt: 1 };
+}
+
+export function prUrls(run: Run): string[] {
+	return run.steps.flatMap((s) => (s.prUrl ? [s.prUrl] : []));
+}
+
+export function runStatusAfter(run: Run, event: Parameters<typeof nextRunStatus>[1]): RunStatus {
+	return nextRunStatus(run.status, event);
+}
+
+export function stepStatusAfter(
+	step: Step,
+	event: Parameters<typeof nextStepStatus>[1],
+): StepStatus {
+	return nextStepStatus(step.status, event);
+}
+
+export function findStep(run: Run, index: number): Step {
+	const step = run.steps[index];
+	if (!step) throw new Error(`run ${run.runId} has no step ${index}`);
+	return step;
+}

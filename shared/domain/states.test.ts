@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import {
+	canRun,
+	canStep,
+	nextRunStatus,
+	nextStepStatus,
+	RUN_EVENTS,
+	RUN_STATUSES,
+	type RunEvent,
+	type RunStatus,
+	STEP_EVENTS,
+	STEP_STATUSES,
+	type StepEvent,
+	type StepStatus,
+	TransitionError,
+} from "./states";
+
+// Every (state, event) pair: the legal ones with their target, everything else illegal.
+const LEGAL_RUN: Record<string, RunStatus> = {
+	"queued/plan": "planning",
+	"queued/start": "running",
+	"queued/fail": "failed",
+	"queued/cancel": "cancelled",
+	"planning/start": "running",
+	"planning/fail": "failed",
+	"planning/cancel": "cancelled",
+	"running/succeed": "succeeded",
+	"running/fail": "failed",
+	"running/cancel": "cancelled",
+};
+
+const LEGAL_STEP: Record<string, StepStatus> = {
+	"pending/launch": "launching",
+	"pending/fail": "failed",
+	"pending/cancel": "cancelled",
+	"launching/started": "running",
+	"launching/retry": "launching",
+	"launching/succeed": "succeeded",
+	"launching/fail": "failed",
+	"launching/cancel": "cancelled",
+	"running/retry": "launching",
+	"running/succeed": "succeeded",
+	"running/fail": "failed",
+	"running/cancel": "cancelled",
+};
+
+const runPairs = RUN_STATUSES.flatMap((s) =>
+	RUN_EVENTS.map((e) => [s, e] as [RunStatus, RunEvent]),
+);
+const stepPairs = STEP_STATUSES.flatMap((s) =>
+	STEP_EVENTS.map((e) => [s, e] as [StepStatus, StepEvent]),
+);
+
+describe("run state machine", () => {
+	it.each(runPairs)("%s + %s", (from, event) => {
+		const to = LEGAL_RUN[`${from}/${event}`];
+		expect(canRun(from, event)).toBe(to !== undefined);
+		if (to) expect(nextRunStatus(from, event)).toBe(to);
+		else expect(() => nextRunStatus(from, event)).toThrow(TransitionError);
+	});
+
+	it("has no way out of a terminal status", () => {
+		for (const s of ["succeeded", "failed", "cancelled"] as const)
+			expect(RUN_EVENTS.filter((e) => canRun(s, e))).toEqual([]);
+	});
+});
+
+describe("step state machine", () => {
+	it.each(stepPairs)("%s + %s", (from, event) => {
+		const to = LEGAL_STEP[`${from}/${event}`];
+		expect(canStep(from, event)).toBe(to !== undefined);
+		if (to) expect(nextStepStatus(from, event)).toBe(to);
+		else expect(() => nextStepStatus(from, event)).toThrow(/illegal step transition/);
+	});
+});

@@ -1,0 +1,103 @@
+// Run and step state machines (DESIGN §6). Pure: callers persist the result with a conditional write.
+
+export const RUN_STATUSES = [
+	"queued",
+	"planning",
+	"running",
+	"succeeded",
+	"failed",
+	"cancelled",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const STEP_STATUSES = [
+	"pending",
+	"launching",
+	"running",
+	"succeeded",
+	"failed",
+	"cancelled",
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export const AGENT_STATES = [
+	"just_started",
+	"in_progress",
+	"waiting_input",
+	"stuck",
+	"crashed",
+	"completed",
+] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+export const RUN_EVENTS = ["plan", "start", "succeed", "fail", "cancel"] as const;
+export type RunEvent = (typeof RUN_EVENTS)[number];
+
+export const STEP_EVENTS = ["launch", "started", "retry", "succeed", "fail", "cancel"] as const;
+export type StepEvent = (typeof STEP_EVENTS)[number];
+
+const RUN_TRANSITIONS: Record<RunStatus, Partial<Record<RunEvent, RunStatus>>> = {
+	// A single-repo run skips planning: queued → running.
+	queued: { plan: "planning", start: "running", fail: "failed", cancel: "cancelled" },
+	planning: { start: "running", fail: "failed", cancel: "cancelled" },
+	running: { succeed: "succeeded", fail: "failed", cancel: "cancelled" },
+	succeeded: {},
+	failed: {},
+	cancelled: {},
+};
+
+const STEP_TRANSITIONS: Record<StepStatus, Partial<Record<StepEvent, StepStatus>>> = {
+	// A step that never launched fails when launching is impossible, or is cancelled with its run.
+	pending: { launch: "launching", fail: "failed", cancel: "cancelled" },
+	// The task may report before the launcher recorded it as running (crash between the two writes).
+	launching: {
+		started: "running",
+		retry: "launching",
+		succeed: "succeeded",
+		fail: "failed",
+		cancel: "cancelled",
+	},
+	running: { retry: "launching", succeed: "succeeded", fail: "failed", cancel: "cancelled" },
+	succeeded: {},
+	failed: {},
+	cancelled: {},
+};
+
+export class TransitionError extends Error {
+	constructor(kind: "run" | "step", from: string, event: string) {
+		super(`illegal ${kind} transition: cannot ${event} from ${from}`);
+		this.name = "TransitionError";
+	}
+}
+
+export function nextRunStatus(from: RunStatus, event: RunEvent): RunStatus {
+	const to = RUN_TRANSITIONS[from][event];
+	if (!to) throw new TransitionError("run", from, event);
+	return to;
+}
+
+export function nextStepStatus(from: StepStatus, event: StepEvent): StepStatus {
+	const to = STEP_TRANSITIONS[from][event];
+	if (!to) throw new TransitionError("step", from, event);
+	return to;
+}
+
+export function canRun(from: RunStatus, event: RunEvent): boolean {
+	return RUN_TRANSITIONS[from][event] !== undefined;
+}
+
+export function canStep(from: StepStatus, event: StepEvent): boolean {
+	return STEP_TRANSITIONS[from][event] !== undefined;
+}
+
+export function isTerminalRun(status: RunStatus): boolean {
+	return status === "succeeded" || status === "failed" || status === "cancelled";
+}
+
+export function isTerminalStep(status: StepStatus): boolean {
+	return status === "succeeded" || status === "failed" || status === "cancelled";
+}
+
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
+	(s) => !isTerminalRun(s),
+);

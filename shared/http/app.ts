@@ -1,0 +1,55 @@
+import { Hono, type MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { secureHeaders } from "hono/secure-headers";
+import type { ApiDeps } from "./deps";
+import { linearWebhook } from "./linear-webhook";
+import { runsRoutes } from "./runs";
+
+/** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
+export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+
+// Fail closed: without a configured token nobody reads runs.
+const closedApi: MiddlewareHandler = async (c) =>
+	c.json({ error: "LISA_API_TOKEN is not set: the API is closed" }, 401);
+
+/** The one Hono app: served by @hono/node-server locally and by hono/aws-lambda in AWS. */
+export function createApp(deps: ApiDeps): Hono {
+	const app = new Hono();
+	app.use(secureHeaders());
+
+	app.get("/healthz", (c) => c.json({ ok: true }));
+
+	const webhooks = new Hono();
+	webhooks.use(
+		bodyLimit({
+			maxSize: MAX_WEBHOOK_BYTES,
+			onError: (c) => c.json({ error: `body larger than ${MAX_WEBHOOK_BYTES} bytes` }, 413),
+		}),
+	);
+	webhooks.post("/linear", (c) => linearWebhook(c, deps));
+	app.route("/webhooks", webhooks);
+
+	const token = deps.settings.apiToken;
+	app.use(
+		"/api/*",
+		token
+			? bearerAuth({
+					token,
+					noAuthenticationHeader: { message: { error: "missing bearer token" } },
+					invalidToken: { message: { error: "invalid bearer token" } },
+					invalidAuthenticationHeader: { message: { error: "malformed Authorization header" } },
+				})
+			: closedApi,
+	);
+	app.route("/api", runsRoutes(deps));
+
+	app.notFound((c) => c.json({ error: "not found" }, 404));
+	app.onError((err, c) => {
+		if (err instanceof HTTPException) return err.getResponse();
+		deps.log.error({ err, path: c.req.path }, "request failed");
+		return c.json({ error: "internal error" }, 500);
+	});
+	return app;
+}

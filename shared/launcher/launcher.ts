@@ -1,0 +1,52 @@
+import type { Settings } from "../settings";
+
+// The launcher port: ECS RunTask in AWS, a child process locally. Both give the task the same env.
+
+export interface LaunchRequest {
+	runId: string;
+	stepIndex: number;
+	attempt: number;
+}
+
+export interface Launcher {
+	launch(req: LaunchRequest): Promise<{ taskId: string }>;
+	stop(taskId: string): Promise<void>;
+	/** false when the task is known to be gone; undefined when the launcher cannot tell. */
+	isAlive(taskId: string): Promise<boolean | undefined>;
+}
+
+/** The task's environment contract (DESIGN §9): which step to run and where the store and queue are. */
+export function taskEnvironment(req: LaunchRequest, settings: Settings): Record<string, string> {
+	const env: Record<string, string> = {
+		LISA_RUN_ID: req.runId,
+		LISA_STEP_INDEX: String(req.stepIndex),
+		LISA_ATTEMPT: String(req.attempt),
+		LISA_TABLE_NAME: settings.tableName,
+		LISA_EVENTS_QUEUE_URL: settings.eventsQueueUrl,
+		AWS_REGION: settings.region,
+	};
+	if (settings.dynamoEndpoint) env.LISA_DYNAMODB_ENDPOINT = settings.dynamoEndpoint;
+	if (settings.sqsEndpoint) env.LISA_SQS_ENDPOINT = settings.sqsEndpoint;
+	if (settings.github.apiUrl) env.GITHUB_API_URL = settings.github.apiUrl;
+	return env;
+}
+
+/** What a task may inherit from its launcher's environment: agent credentials, the code host, locale. */
+const TASK_ENV_ALLOW = [
+	/^(PATH|HOME|USER|LOGNAME|LANG|LC_ALL|LC_CTYPE|TZ|TMPDIR|SHELL|TERM|LOG_LEVEL)$/,
+	/^GITHUB_(TOKEN|API_URL)$/,
+	/^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL)$/,
+	/^(ANTHROPIC|CLAUDE_CODE|GEMINI|GOOGLE_GENAI|OPENAI|OPENROUTER|OPENCODE|CODEX)_/,
+	/^(GOOGLE_API_KEY|GOOGLE_CLOUD_PROJECT)$/,
+	/^LISA_LLM_/,
+	/^AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED$/,
+];
+
+export function inheritedTaskEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+	return Object.fromEntries(
+		Object.entries(env).filter(
+			(e): e is [string, string] =>
+				e[1] !== undefined && TASK_ENV_ALLOW.some((re) => re.test(e[0])),
+		),
+	);
+}

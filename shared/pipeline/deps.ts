@@ -1,0 +1,21 @@
+import type { ConfigState } from "../config/load";
+import type { SourceName } from "../config/schema";
+import type { Launcher } from "../launcher/launcher";
+import type { Logger } from "../log";
+import type { Queue } from "../queue/sqs";
+import type { DynamoStore } from "../store/dynamo";
+import type { Tracker } from "../trackers/tracker";
+
+/** Everything the intake, events and sweeper handlers use; built once per process. */
+export interface PipelineDeps {
+	store: DynamoStore;
+	queue: Queue;
+	launcher: Launcher;
+	/** Throws NotConfigured when the source has no credentials. */
+	tracker(source: SourceName): Tracker;
+	config(): ConfigState;
+	log: Logger;
+	now(): Date;
+	/** The run's page on the dashboard (also reachable through the API). */
+	runUrl(runId: string): string;
+}

@@ -1,0 +1,158 @@
+import { ulid } from "ulid";
+import { cancelPatch, failPatch } from "../domain/progress";
+import { type IssueSnapshot, newRun, newStep, pickRepo, type Run } from "../domain/run";
+import { isTerminalRun, nextRunStatus } from "../domain/states";
+import type { RunRequested } from "../queue/messages";
+import { NotConfigured, TrackerError } from "../trackers/tracker";
+import type { PipelineDeps } from "./deps";
+import { finalize } from "./finalize";
+import { mutate, note } from "./mutate";
+import { claimLaunch, startTask } from "./steps";
+
+const MAX_DESCRIPTION = 64 * 1024;
+
+/**
+ * `run.requested`: create the run, fetch the issue, take the issue's lock, snapshot the config,
+ * move the issue to in_progress and launch the first step. Every stage is idempotent, so a
+ * redelivered message resumes where the previous delivery stopped.
+ */
+export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested): Promise<void> {
+	const runId = msg.runId ?? ulid();
+	let run = await ensureRun(deps, runId, msg);
+	if (isTerminalRun(run.status)) return finalize(deps, runId);
+
+	if (!run.config) {
+		const prepared = await prepare(deps, run);
+		if (!prepared) return finalize(deps, runId);
+		run = prepared;
+	}
+	if (run.status === "queued" || isTerminalRun(run.status)) return finalize(deps, runId);
+
+	if (!run.tracker.started) run = await markStarted(deps, run);
+
+	const claimed = await claimLaunch(deps, runId, 0);
+	if (claimed) await startTask(deps, claimed, 0);
+}
+
+async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): Promise<Run> {
+	const existing = await deps.store.getRun(runId);
+	if (existing) return existing;
+	const run = newRun({
+		runId,
+		source: msg.source,
+		issueId: msg.issueId,
+		issueKey: msg.issueKey,
+		trigger: msg.trigger,
+		deliveryId: msg.deliveryId,
+		now: deps.now().toISOString(),
+	});
+	if (await deps.store.createRun(run)) {
+		await note(
+			deps,
+			runId,
+			"run.requested",
+			`run requested by ${msg.trigger} for ${msg.issueKey ?? msg.issueId}`,
+			{
+				data: { trigger: msg.trigger, deliveryId: msg.deliveryId, retryOf: msg.retryOf },
+			},
+		);
+		return run;
+	}
+	return (await deps.store.getRun(runId)) ?? run;
+}
+
+async function fail(deps: PipelineDeps, runId: string, reason: string): Promise<undefined> {
+	const now = deps.now().toISOString();
+	await mutate(deps, runId, (r) =>
+		isTerminalRun(r.status) ? {} : { patch: failPatch(r, now, reason) },
+	);
+	await note(deps, runId, "run.failed", reason);
+	return undefined;
+}
+
+/** Resolves config, issue, lock and steps; returns the running run, or undefined when it ended. */
+async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
+	const state = deps.config();
+	if (state.status === "missing")
+		return fail(deps, run.runId, `no config: create ${state.file} (see README › Config)`);
+	if (state.status === "invalid") return fail(deps, run.runId, state.error.message);
+	const config = state.config;
+
+	let issue: IssueSnapshot;
+	try {
+		const found = await deps.tracker(run.source).fetchIssue(run.issueKey ?? run.issueId);
+		issue = { ...found, description: found.description.slice(0, MAX_DESCRIPTION) };
+	} catch (err) {
+		if (err instanceof NotConfigured) return fail(deps, run.runId, err.message);
+		if (err instanceof TrackerError && !err.transient) return fail(deps, run.runId, err.message);
+		throw err; // transient: the message is redelivered
+	}
+
+	const lock = await deps.store.acquireIssueLock(run.source, issue.id, run.runId);
+	if (!lock.acquired) {
+		const holder = await deps.store.getRun(lock.holder);
+		const stale = !holder || isTerminalRun(holder.status);
+		const retaken = stale
+			? (await deps.store.acquireIssueLock(run.source, issue.id, run.runId, lock.holder)).acquired
+			: false;
+		if (!retaken) {
+			const now = deps.now().toISOString();
+			const reason = `issue ${issue.key ?? issue.id} already has an active run (${lock.holder})`;
+			await mutate(deps, run.runId, (r) => {
+				if (isTerminalRun(r.status)) return {};
+				const cancel = cancelPatch(r, now, reason);
+				// The other run owns the issue: this one leaves the tracker alone.
+				return {
+					patch: { ...cancel, set: { ...cancel.set, issueId: issue.id, tracker: { skip: true } } },
+				};
+			});
+			await note(deps, run.runId, "run.cancelled", reason, { data: { activeRun: lock.holder } });
+			return undefined;
+		}
+	}
+
+	const repo = pickRepo(config, issue.title);
+	const res = await mutate(deps, run.runId, (r) => {
+		if (r.status !== "queued" || r.config) return {};
+		return {
+			patch: {
+				set: {
+					status: nextRunStatus(r.status, "start"),
+					issueId: issue.id,
+					issueKey: issue.key,
+					title: issue.title,
+					url: issue.url,
+					issue,
+					config,
+				},
+				appendSteps: [newStep(0, repo.name)],
+			},
+		};
+	});
+	if (res?.changed)
+		await note(
+			deps,
+			run.runId,
+			"run.started",
+			`working on ${issue.key ?? issue.id} "${issue.title}" in ${repo.name}`,
+		);
+	return res?.run;
+}
+
+async function markStarted(deps: PipelineDeps, run: Run): Promise<Run> {
+	const target = run.config?.source_config.in_progress;
+	if (target && run.issue) {
+		try {
+			await deps.tracker(run.source).moveTo(run.issue.id, target);
+			await note(deps, run.runId, "tracker.moved", `issue moved to "${target}"`);
+		} catch (err) {
+			if (err instanceof TrackerError && err.transient) throw err;
+			// A wrong state name must not block the work; it is visible on the run.
+			await note(deps, run.runId, "tracker.error", (err as Error).message);
+		}
+	}
+	const res = await mutate(deps, run.runId, (r) =>
+		r.tracker.started ? {} : { patch: { set: { tracker: { ...r.tracker, started: true } } } },
+	);
+	return res?.run ?? run;
+}

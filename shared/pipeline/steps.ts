@@ -1,0 +1,161 @@
+import { cancelPatch, decideOnStepFinished } from "../domain/progress";
+import type { Run } from "../domain/run";
+import { isTerminalRun } from "../domain/states";
+import type { CancelRequested, EventMessage, StepFinished } from "../queue/messages";
+import type { PipelineDeps } from "./deps";
+import { finalize } from "./finalize";
+import { mutate, note } from "./mutate";
+
+const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** pending → launching. Returns the run when this caller won the claim, so only one launch happens. */
+export async function claimLaunch(
+	deps: PipelineDeps,
+	runId: string,
+	index: number,
+): Promise<Run | undefined> {
+	const now = deps.now().toISOString();
+	const res = await mutate(deps, runId, (run) => {
+		const step = run.steps[index];
+		if (step?.status !== "pending" || isTerminalRun(run.status)) return {};
+		return { patch: { steps: { [index]: { status: "launching" as const, launchedAt: now } } } };
+	});
+	return res?.changed ? res.run : undefined;
+}
+
+/** Launches the current attempt of a `launching` step and records its task id. */
+export async function startTask(deps: PipelineDeps, run: Run, index: number): Promise<void> {
+	const step = run.steps[index];
+	if (step?.status !== "launching") return;
+	const { attempt } = step;
+	let taskId: string;
+	try {
+		({ taskId } = await deps.launcher.launch({ runId: run.runId, stepIndex: index, attempt }));
+	} catch (err) {
+		const reason = `could not launch the agent task: ${(err as Error).message}`;
+		await note(deps, run.runId, "step.launch_failed", reason, { step: index, data: { attempt } });
+		await handleStepFinished(deps, {
+			type: "step.finished",
+			runId: run.runId,
+			stepIndex: index,
+			attempt,
+			outcome: "failed",
+			transient: true,
+			error: reason,
+		});
+		return;
+	}
+	const res = await mutate(deps, run.runId, (r) => {
+		const s = r.steps[index];
+		if (!s || s.attempt !== attempt || s.status !== "launching") return {};
+		return { patch: { steps: { [index]: { status: "running" as const, taskId } } } };
+	});
+	const now = res?.run.steps[index];
+	if (!res?.changed && now && (now.status === "cancelled" || now.attempt !== attempt)) {
+		// Cancelled or superseded while launching: the task must not keep running.
+		await deps.launcher.stop(taskId).catch(() => {});
+	}
+	await note(
+		deps,
+		run.runId,
+		"step.launched",
+		`step ${index + 1} (${step.repo}) attempt ${attempt} started as ${taskId}`,
+		{
+			step: index,
+			data: { attempt, taskId },
+		},
+	);
+}
+
+/**
+ * Applies a step's report (from the queue, or synthesised by the sweeper for a lost task): retry,
+ * launch the next step, or finish the run and update the tracker.
+ */
+export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished): Promise<void> {
+	const now = deps.now().toISOString();
+	const res = await mutate(deps, msg.runId, (run) =>
+		decideOnStepFinished(run, msg, now, run.config?.limits.max_attempts ?? DEFAULT_MAX_ATTEMPTS),
+	);
+	if (!res) {
+		deps.log.warn({ runId: msg.runId }, "step report for an unknown run ignored");
+		return;
+	}
+	const { run, decision } = res;
+	const step = msg.stepIndex + 1;
+	switch (decision.kind) {
+		case "ignore":
+			deps.log.info({ runId: run.runId, reason: decision.reason }, "step report ignored");
+			// A redelivery after a crash mid-finalize: resume the tracker updates.
+			if (isTerminalRun(run.status)) await finalize(deps, run.runId);
+			return;
+		case "retry":
+			await note(
+				deps,
+				run.runId,
+				"step.retry",
+				`step ${step} attempt ${msg.attempt} failed (transient): ${msg.error ?? "unknown"}; starting attempt ${decision.attempt}`,
+				{ step: msg.stepIndex },
+			);
+			await startTask(deps, run, decision.stepIndex);
+			return;
+		case "launch":
+			await note(deps, run.runId, "step.succeeded", stepSummary(msg), {
+				step: msg.stepIndex,
+				data: reportData(msg),
+			});
+			await startTask(deps, run, decision.stepIndex);
+			return;
+		case "finish":
+			await note(
+				deps,
+				run.runId,
+				msg.outcome === "succeeded" ? "step.succeeded" : "step.failed",
+				stepSummary(msg),
+				{
+					step: msg.stepIndex,
+					data: reportData(msg),
+				},
+			);
+			await note(
+				deps,
+				run.runId,
+				`run.${run.status}`,
+				run.status === "succeeded" ? "run succeeded" : `run ${run.status}: ${run.error ?? ""}`,
+			);
+			await finalize(deps, run.runId);
+			return;
+	}
+}
+
+function stepSummary(msg: StepFinished): string {
+	return msg.outcome === "succeeded"
+		? `step ${msg.stepIndex + 1} succeeded${msg.prUrl ? `: ${msg.prUrl}` : ""}`
+		: `step ${msg.stepIndex + 1} failed: ${msg.error ?? "unknown error"}`;
+}
+
+function reportData(msg: StepFinished): Record<string, unknown> {
+	return { attempt: msg.attempt, branch: msg.branch, prUrl: msg.prUrl, provider: msg.provider };
+}
+
+/** `run.cancel`: mark the run and its unfinished steps cancelled, stop their tasks, tell the tracker. */
+export async function handleCancel(deps: PipelineDeps, msg: CancelRequested): Promise<void> {
+	const now = deps.now().toISOString();
+	const res = await mutate(deps, msg.runId, (run) => {
+		if (isTerminalRun(run.status)) return { stop: [] as string[] };
+		const patch = cancelPatch(run, now, msg.reason);
+		const stop = Object.keys(patch.steps ?? {}).flatMap((i) => run.steps[Number(i)]?.taskId ?? []);
+		return { patch, stop };
+	});
+	if (!res) return;
+	if (res.changed) {
+		await Promise.all(
+			res.decision.stop.map((taskId) => deps.launcher.stop(taskId).catch(() => {})),
+		);
+		await note(deps, msg.runId, "run.cancelled", msg.reason);
+	}
+	await finalize(deps, msg.runId);
+}
+
+export function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void> {
+	return msg.type === "run.cancel" ? handleCancel(deps, msg) : handleStepFinished(deps, msg);
+}

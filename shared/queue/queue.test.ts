@@ -1,0 +1,123 @@
+import { GetQueueAttributesCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import type { SQSEvent } from "aws-lambda";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Poller } from "../../infra/local/poller";
+import { embeddedAws } from "../../test/support/aws";
+import { createLogger } from "../log";
+import { storeAndQueue } from "../runtime";
+import { sqsBatchHandler } from "./batch";
+import { runRequestedSchema } from "./messages";
+import type { SqsQueue } from "./sqs";
+
+const log = createLogger("test");
+let aws: Awaited<ReturnType<typeof embeddedAws>>;
+let queue: SqsQueue;
+beforeAll(async () => {
+	aws = await embeddedAws({ visibilityTimeoutSeconds: 1, maxReceiveCount: 2 });
+	queue = storeAndQueue(aws.settings).queue;
+});
+afterAll(() => aws.stop());
+
+const request = (issueId: string) => ({
+	type: "run.requested" as const,
+	source: "linear" as const,
+	issueId,
+	trigger: "webhook" as const,
+	requestedAt: new Date().toISOString(),
+});
+
+const record = (body: string, messageId: string): SQSEvent["Records"][number] => ({
+	messageId,
+	receiptHandle: messageId,
+	body,
+	attributes: {
+		ApproximateReceiveCount: "1",
+		SentTimestamp: "0",
+		SenderId: "x",
+		ApproximateFirstReceiveTimestamp: "0",
+	},
+	messageAttributes: {},
+	md5OfBody: "",
+	eventSource: "aws:sqs",
+	eventSourceARN: "arn",
+	awsRegion: "us-east-1",
+});
+
+describe("messages and the batch handler", () => {
+	it("refuses to send an invalid message", async () => {
+		await expect(
+			queue.send("intake", { ...request("x"), trigger: "carrier-pigeon" } as never),
+		).rejects.toThrow();
+	});
+
+	it("reports exactly the records that failed: invalid JSON, invalid shape, handler error", async () => {
+		const seen: string[] = [];
+		const handler = sqsBatchHandler(
+			runRequestedSchema,
+			async (m) => {
+				if (m.issueId === "boom") throw new Error("handler failed");
+				seen.push(m.issueId);
+			},
+			log,
+		);
+		const res = await handler({
+			Records: [
+				record(JSON.stringify(request("ok-1")), "m1"),
+				record("{not json", "m2"),
+				record(JSON.stringify({ type: "run.requested" }), "m3"),
+				record(JSON.stringify(request("boom")), "m4"),
+				record(JSON.stringify(request("ok-2")), "m5"),
+			],
+		});
+		expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(["m2", "m3", "m4"]);
+		expect(seen.sort()).toEqual(["ok-1", "ok-2"]);
+	});
+});
+
+describe("the local poller against fauxqs", () => {
+	it("deletes handled messages, redelivers failures, and dead-letters poison after maxReceiveCount", async () => {
+		const attempts = new Map<string, number>();
+		const handler = sqsBatchHandler(
+			runRequestedSchema,
+			async (m) => {
+				attempts.set(m.issueId, (attempts.get(m.issueId) ?? 0) + 1);
+				if (m.issueId === "flaky" && attempts.get("flaky") === 1)
+					throw new Error("first try fails");
+				if (m.issueId === "poison") throw new Error("always fails");
+			},
+			log,
+		);
+		const poller = new Poller(
+			aws.clients.sqs,
+			aws.intake.url,
+			aws.intake.arn,
+			handler,
+			log,
+			"us-east-1",
+		);
+		poller.start();
+		for (const id of ["good", "flaky", "poison"]) await queue.send("intake", request(id));
+		const deadline = Date.now() + 15_000;
+		let dead: string[] = [];
+		while (Date.now() < deadline) {
+			const out = await aws.clients.sqs.send(
+				new ReceiveMessageCommand({ QueueUrl: aws.intake.dlqUrl, WaitTimeSeconds: 1 }),
+			);
+			dead = [...dead, ...(out.Messages ?? []).map((m) => JSON.parse(m.Body ?? "{}").issueId)];
+			if (dead.length && attempts.get("flaky") === 2) break;
+		}
+		await poller.stop();
+		expect(attempts.get("good")).toBe(1);
+		expect(attempts.get("flaky")).toBe(2);
+		expect(attempts.get("poison")).toBe(2);
+		expect(dead).toEqual(["poison"]);
+		const attrs = await aws.clients.sqs.send(
+			new GetQueueAttributesCommand({
+				QueueUrl: aws.intake.url,
+				AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+			}),
+		);
+		expect(Number(attrs.Attributes?.ApproximateNumberOfMessages)).toBe(0);
+		expect(Number(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible)).toBe(0);
+	});
+});

@@ -1,0 +1,204 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { embeddedAws } from "../../test/support/aws";
+import { newRun, newStep, type Run } from "../domain/run";
+import { storeAndQueue } from "../runtime";
+import { type DynamoStore, InvalidCursor, VersionConflict } from "./dynamo";
+
+let aws: Awaited<ReturnType<typeof embeddedAws>>;
+let store: DynamoStore;
+beforeAll(async () => {
+	aws = await embeddedAws();
+	store = storeAndQueue(aws.settings).store;
+});
+afterAll(() => aws.stop());
+
+let n = 0;
+const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, s)).toISOString();
+function makeRun(over: Partial<Run> = {}): Run {
+	n++;
+	return {
+		...newRun({
+			runId: `R${String(n).padStart(4, "0")}`,
+			source: "linear",
+			issueId: `issue-${n}`,
+			trigger: "webhook",
+			now: at(n),
+		}),
+		...over,
+	};
+}
+
+describe("DynamoStore against dynalite", () => {
+	it("creates a run once (a redelivered request finds it)", async () => {
+		const run = makeRun();
+		expect(await store.createRun(run)).toBe(true);
+		expect(await store.createRun(run)).toBe(false);
+		expect(await store.getRun(run.runId)).toMatchObject({
+			runId: run.runId,
+			status: "queued",
+			version: 0,
+			steps: [],
+		});
+	});
+
+	it("applies version-checked patches and rejects stale writers", async () => {
+		const run = makeRun();
+		await store.createRun(run);
+		const started = await store.updateRun(
+			run,
+			{ set: { status: "running", title: "T" }, appendSteps: [newStep(0, "api")] },
+			at(50),
+		);
+		expect(started).toMatchObject({ version: 1, status: "running", title: "T", updatedAt: at(50) });
+		expect(started.steps).toHaveLength(1);
+		await expect(
+			store.updateRun(run, { set: { status: "failed" } }, at(51)),
+		).rejects.toBeInstanceOf(VersionConflict);
+		const launched = await store.updateRun(
+			started,
+			{ steps: { 0: { status: "launching", taskId: "t1" } } },
+			at(52),
+		);
+		expect(launched.steps[0]).toMatchObject({ status: "launching", taskId: "t1", repo: "api" });
+		const cleared = await store.updateRun(
+			launched,
+			{ steps: { 0: { taskId: undefined } } },
+			at(53),
+		);
+		expect(cleared.steps[0]?.taskId).toBeUndefined();
+		await expect(
+			store.updateRun(
+				cleared,
+				{ steps: { 0: { status: "running" } }, appendSteps: [newStep(1, "x")] },
+				at(54),
+			),
+		).rejects.toThrow(/separate/);
+	});
+
+	it("lets the task write its own step fields only while on its attempt", async () => {
+		const run = makeRun();
+		await store.createRun(run);
+		const r1 = await store.updateRun(
+			run,
+			{ set: { status: "running" }, appendSteps: [newStep(0, "api")] },
+			at(60),
+		);
+		expect(
+			await store.updateStepFields(run.runId, 0, 1, {
+				heartbeatAt: at(61),
+				agentState: "in_progress",
+			}),
+		).toBe(true);
+		expect(await store.updateStepFields(run.runId, 0, 2, { agentState: "completed" })).toBe(false);
+		const after = await store.getRun(run.runId);
+		expect(after?.steps[0]).toMatchObject({ heartbeatAt: at(61), agentState: "in_progress" });
+		expect(after?.version).toBe(r1.version); // the task never bumps the version
+	});
+
+	it("lists runs newest first with a working cursor, and filters by status and source", async () => {
+		const ids: string[] = [];
+		for (let i = 0; i < 5; i++) {
+			const run = makeRun({ source: i === 4 ? "trello" : "linear" });
+			await store.createRun(run);
+			ids.push(run.runId);
+		}
+		const first = await store.listRuns({ limit: 2 });
+		expect(first.items.map((r) => r.runId)).toEqual([ids[4], ids[3]]);
+		expect(first.nextCursor).toBeDefined();
+		const second = await store.listRuns({ limit: 2, cursor: first.nextCursor });
+		expect(second.items.map((r) => r.runId)).toEqual([ids[2], ids[1]]);
+		const trello = await store.listRuns({ limit: 10, source: "trello" });
+		expect(trello.items.map((r) => r.runId)).toEqual([ids[4]]);
+		const queued = await store.listRuns({ status: "queued", limit: 100 });
+		expect(queued.items.length).toBeGreaterThanOrEqual(5);
+		expect(queued.items.every((r) => r.status === "queued")).toBe(true);
+		await expect(store.listRuns({ limit: 2, cursor: "not-a-cursor" })).rejects.toBeInstanceOf(
+			InvalidCursor,
+		);
+	});
+
+	it("finds runs by status in an update-time window and by issue", async () => {
+		const run = makeRun({ issueId: "shared-issue" });
+		await store.createRun(run);
+		const moved = await store.updateRun(run, { set: { status: "running" } }, at(100));
+		const inWindow = await store.runsByStatus("running", { after: at(99), before: at(101) });
+		expect(inWindow.map((r) => r.runId)).toContain(moved.runId);
+		expect(
+			(await store.runsByStatus("running", { before: at(99) })).map((r) => r.runId),
+		).not.toContain(moved.runId);
+		expect(
+			(await store.runsByStatus("queued", { before: at(200) })).map((r) => r.runId),
+		).not.toContain(moved.runId);
+		const other = makeRun({ issueId: "shared-issue" });
+		await store.createRun(other);
+		expect((await store.runsOfIssue("linear", "shared-issue")).map((r) => r.runId)).toEqual([
+			other.runId,
+			run.runId,
+		]);
+		const counts = await store.countByStatus();
+		expect(counts.running).toBeGreaterThanOrEqual(1);
+	});
+
+	it("holds one active run per issue", async () => {
+		expect(await store.acquireIssueLock("linear", "lock-1", "A")).toEqual({ acquired: true });
+		expect(await store.acquireIssueLock("linear", "lock-1", "A")).toEqual({ acquired: true });
+		expect(await store.acquireIssueLock("linear", "lock-1", "B")).toEqual({
+			acquired: false,
+			holder: "A",
+		});
+		expect(await store.acquireIssueLock("linear", "lock-1", "B", "Z")).toEqual({
+			acquired: false,
+			holder: "A",
+		});
+		expect(await store.acquireIssueLock("linear", "lock-1", "B", "A")).toEqual({ acquired: true });
+		await store.releaseIssueLock("linear", "lock-1", "A"); // not the holder: no effect
+		expect(await store.acquireIssueLock("linear", "lock-1", "C")).toEqual({
+			acquired: false,
+			holder: "B",
+		});
+		await store.releaseIssueLock("linear", "lock-1", "B");
+		expect(await store.acquireIssueLock("linear", "lock-1", "C")).toEqual({ acquired: true });
+	});
+
+	it("dedupes deliveries, with expiry and stale-claim takeover", async () => {
+		const opts = { nowMs: Date.UTC(2026, 10, 21), ttlSeconds: 60, staleMs: 30_000 };
+		expect(await store.claimDelivery("linear", "d1", "R-a", opts)).toBe(true);
+		expect(await store.claimDelivery("linear", "d1", "R-b", opts)).toBe(false);
+		// A claim left pending by a dead process is taken over after staleMs …
+		expect(
+			await store.claimDelivery("linear", "d1", "R-b", { ...opts, nowMs: opts.nowMs + 31_000 }),
+		).toBe(true);
+		await store.markDeliveryQueued("linear", "d1");
+		// … but a queued one is not, until it expires.
+		expect(
+			await store.claimDelivery("linear", "d1", "R-c", { ...opts, nowMs: opts.nowMs + 40_000 }),
+		).toBe(false);
+		expect(
+			await store.claimDelivery("linear", "d1", "R-c", { ...opts, nowMs: opts.nowMs + 100_000 }),
+		).toBe(true);
+		await store.releaseDelivery("linear", "d1", "R-c");
+		expect(
+			await store.claimDelivery("linear", "d1", "R-d", { ...opts, nowMs: opts.nowMs + 100_000 }),
+		).toBe(true);
+	});
+
+	it("claims a delivery exactly once under concurrency", async () => {
+		const opts = { nowMs: Date.now(), ttlSeconds: 60, staleMs: 30_000 };
+		const results = await Promise.all(
+			Array.from({ length: 20 }, (_, i) => store.claimDelivery("linear", "race", `R${i}`, opts)),
+		);
+		expect(results.filter(Boolean)).toHaveLength(1);
+	});
+
+	it("keeps an append-only timeline in order, paged", async () => {
+		const run = makeRun();
+		await store.createRun(run);
+		for (let i = 0; i < 5; i++) await store.appendEvent(run.runId, { type: "t", message: `m${i}` });
+		const page1 = await store.listEvents(run.runId, 3);
+		expect(page1.items.map((e) => e.message)).toEqual(["m0", "m1", "m2"]);
+		const page2 = await store.listEvents(run.runId, 3, page1.nextCursor);
+		expect(page2.items.map((e) => e.message)).toEqual(["m3", "m4"]);
+		expect(page2.nextCursor).toBeUndefined();
+		expect((await store.getRun(run.runId))?.runId).toBe(run.runId); // events never shadow the run item
+	});
+});

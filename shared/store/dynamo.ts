@@ -1,0 +1,530 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import {
+	DeleteCommand,
+	type DynamoDBDocumentClient,
+	GetCommand,
+	PutCommand,
+	QueryCommand,
+	type QueryCommandInput,
+	UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { ulid } from "ulid";
+import type { Run, RunPatch, Step } from "../domain/run";
+import { RUN_STATUSES, type RunStatus } from "../domain/states";
+import { INDEXES, type IndexName, key } from "./table";
+
+export class VersionConflict extends Error {
+	constructor(runId: string, version: number) {
+		super(`run ${runId} changed since version ${version}`);
+		this.name = "VersionConflict";
+	}
+}
+
+export interface RunEvent {
+	id: string;
+	at: string;
+	type: string;
+	step?: number;
+	message: string;
+	data?: Record<string, unknown>;
+}
+
+export interface Page<T> {
+	items: T[];
+	nextCursor?: string;
+}
+
+const KEY_ATTRS = ["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk", "kind"];
+
+const isConditionFailure = (err: unknown) =>
+	err instanceof ConditionalCheckFailedException ||
+	(err as { name?: string })?.name === "ConditionalCheckFailedException";
+
+const encodeCursor = (k: Record<string, unknown>) =>
+	Buffer.from(JSON.stringify(k)).toString("base64url");
+
+function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
+	if (!cursor) return undefined;
+	try {
+		const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+		if (parsed && typeof parsed === "object") return parsed;
+	} catch {}
+	throw new InvalidCursor();
+}
+
+export class InvalidCursor extends Error {
+	constructor() {
+		super("invalid cursor");
+		this.name = "InvalidCursor";
+	}
+}
+
+function toRun(item: Record<string, unknown>): Run {
+	const run = { ...item };
+	for (const k of KEY_ATTRS) delete run[k];
+	return run as unknown as Run;
+}
+
+function runIndexKeys(
+	run: Pick<Run, "runId" | "source" | "issueId" | "status" | "createdAt">,
+	updatedAt: string,
+) {
+	return {
+		gsi1pk: key.issuePartition(run.source, run.issueId),
+		gsi1sk: `${run.createdAt}#${run.runId}`,
+		gsi2pk: key.statusPartition(run.status),
+		gsi2sk: `${updatedAt}#${run.runId}`,
+		gsi3pk: key.feedPartition,
+		gsi3sk: run.runId,
+	};
+}
+
+/** Builds `SET …` / `REMOVE …` clauses with placeholders for every name and value. */
+class Expression {
+	readonly names: Record<string, string> = {};
+	readonly values: Record<string, unknown> = {};
+	private readonly sets: string[] = [];
+	private readonly removes: string[] = [];
+	private n = 0;
+
+	name(attr: string): string {
+		const existing = Object.entries(this.names).find(([, v]) => v === attr)?.[0];
+		if (existing) return existing;
+		const p = `#n${this.n++}`;
+		this.names[p] = attr;
+		return p;
+	}
+
+	value(v: unknown): string {
+		const p = `:v${this.n++}`;
+		this.values[p] = v;
+		return p;
+	}
+
+	assign(path: string, v: unknown): void {
+		if (v === undefined) this.removes.push(path);
+		else this.sets.push(`${path} = ${this.value(v)}`);
+	}
+
+	raw(clause: string): void {
+		this.sets.push(clause);
+	}
+
+	toString(): string {
+		return [
+			this.sets.length ? `SET ${this.sets.join(", ")}` : "",
+			this.removes.length ? `REMOVE ${this.removes.join(", ")}` : "",
+		]
+			.filter(Boolean)
+			.join(" ");
+	}
+}
+
+/**
+ * DynamoDB single-table store. A run and its steps are one item, so every transition is one
+ * version-checked conditional update; there are no transactions and no Scans.
+ */
+export class DynamoStore {
+	/** Count of requests sent, for the ingest benchmark. */
+	requests = 0;
+
+	constructor(
+		private readonly doc: DynamoDBDocumentClient,
+		private readonly table: string,
+	) {
+		doc.middlewareStack.add(
+			(next) => (args) => {
+				this.requests++;
+				return next(args);
+			},
+			{ step: "initialize", name: "lisaRequestCounter", override: true },
+		);
+	}
+
+	// ── runs ──────────────────────────────────────────────────────────────────────────────────
+
+	/** Creates the run; false when a run with this id already exists (a redelivered request). */
+	async createRun(run: Run): Promise<boolean> {
+		try {
+			await this.doc.send(
+				new PutCommand({
+					TableName: this.table,
+					Item: { ...key.run(run.runId), kind: "run", ...runIndexKeys(run, run.updatedAt), ...run },
+					ConditionExpression: "attribute_not_exists(pk)",
+				}),
+			);
+			return true;
+		} catch (err) {
+			if (isConditionFailure(err)) return false;
+			throw err;
+		}
+	}
+
+	async getRun(runId: string): Promise<Run | undefined> {
+		const out = await this.doc.send(
+			new GetCommand({ TableName: this.table, Key: key.run(runId), ConsistentRead: true }),
+		);
+		return out.Item ? toRun(out.Item) : undefined;
+	}
+
+	/** Applies `patch` if the run is still at `run.version`; returns the new run or throws VersionConflict. */
+	async updateRun(run: Run, patch: RunPatch, now: string): Promise<Run> {
+		if (patch.appendSteps?.length && patch.steps && Object.keys(patch.steps).length)
+			throw new Error("appendSteps and step updates must be separate patches");
+		const e = new Expression();
+		e.assign(e.name("version"), run.version + 1);
+		e.assign(e.name("updatedAt"), now);
+		const idx = runIndexKeys({ ...run, ...patch.set }, now);
+		for (const [attr, v] of Object.entries(idx)) e.assign(e.name(attr), v);
+		for (const [field, v] of Object.entries(patch.set ?? {})) {
+			if (field === "updatedAt") continue;
+			e.assign(e.name(field), v);
+		}
+		for (const [i, fields] of Object.entries(patch.steps ?? {}))
+			for (const [field, v] of Object.entries(fields))
+				e.assign(`${e.name("steps")}[${Number(i)}].${e.name(field)}`, v);
+		if (patch.appendSteps?.length) {
+			const steps = e.name("steps");
+			e.raw(`${steps} = list_append(${steps}, ${e.value(patch.appendSteps)})`);
+		}
+		try {
+			const out = await this.doc.send(
+				new UpdateCommand({
+					TableName: this.table,
+					Key: key.run(run.runId),
+					UpdateExpression: e.toString(),
+					ConditionExpression: `${e.name("version")} = ${e.value(run.version)}`,
+					ExpressionAttributeNames: e.names,
+					ExpressionAttributeValues: e.values,
+					ReturnValues: "ALL_NEW",
+				}),
+			);
+			return toRun(out.Attributes ?? {});
+		} catch (err) {
+			if (isConditionFailure(err)) throw new VersionConflict(run.runId, run.version);
+			throw err;
+		}
+	}
+
+	/**
+	 * The task's own writes: fields of its step (heartbeat, agent state, report), only while the step
+	 * is still on the task's attempt. Never touches the run's status or version.
+	 */
+	async updateStepFields(
+		runId: string,
+		stepIndex: number,
+		attempt: number,
+		fields: Partial<Pick<Step, "agentState" | "heartbeatAt" | "report" | "provider" | "branch">>,
+	): Promise<boolean> {
+		const e = new Expression();
+		const step = `${e.name("steps")}[${stepIndex}]`;
+		for (const [field, v] of Object.entries(fields)) e.assign(`${step}.${e.name(field)}`, v);
+		try {
+			await this.doc.send(
+				new UpdateCommand({
+					TableName: this.table,
+					Key: key.run(runId),
+					UpdateExpression: e.toString(),
+					ConditionExpression: `${step}.${e.name("attempt")} = ${e.value(attempt)}`,
+					ExpressionAttributeNames: e.names,
+					ExpressionAttributeValues: e.values,
+				}),
+			);
+			return true;
+		} catch (err) {
+			if (isConditionFailure(err)) return false;
+			throw err;
+		}
+	}
+
+	async listRuns(q: {
+		status?: RunStatus;
+		source?: string;
+		limit: number;
+		cursor?: string;
+	}): Promise<Page<Run>> {
+		const index: IndexName = q.status ? "byStatus" : "byCreated";
+		const hashKey = INDEXES[index].hashKey;
+		return this.queryPage(
+			{
+				TableName: this.table,
+				IndexName: index,
+				KeyConditionExpression: "#h = :h",
+				ExpressionAttributeNames: { "#h": hashKey, ...(q.source ? { "#src": "source" } : {}) },
+				ExpressionAttributeValues: {
+					":h": q.status ? key.statusPartition(q.status) : key.feedPartition,
+					...(q.source ? { ":src": q.source } : {}),
+				},
+				FilterExpression: q.source ? "#src = :src" : undefined,
+				ScanIndexForward: false,
+			},
+			q.limit,
+			q.cursor,
+			[hashKey, INDEXES[index].rangeKey],
+			toRun,
+		);
+	}
+
+	/** Runs in `status` last updated in [after, before) (ISO times), oldest first — the sweeper's query. */
+	async runsByStatus(
+		status: RunStatus,
+		window: { after?: string; before: string },
+		limit = 100,
+	): Promise<Run[]> {
+		const page = await this.queryPage(
+			{
+				TableName: this.table,
+				IndexName: "byStatus",
+				KeyConditionExpression: "gsi2pk = :h AND gsi2sk BETWEEN :after AND :before",
+				ExpressionAttributeValues: {
+					":h": key.statusPartition(status),
+					":after": window.after ?? "0",
+					":before": window.before,
+				},
+				ScanIndexForward: true,
+			},
+			limit,
+			undefined,
+			["gsi2pk", "gsi2sk"],
+			toRun,
+		);
+		return page.items;
+	}
+
+	async runsOfIssue(source: string, issueId: string, limit = 20): Promise<Run[]> {
+		const page = await this.queryPage(
+			{
+				TableName: this.table,
+				IndexName: "byIssue",
+				KeyConditionExpression: "gsi1pk = :h",
+				ExpressionAttributeValues: { ":h": key.issuePartition(source, issueId) },
+				ScanIndexForward: false,
+			},
+			limit,
+			undefined,
+			["gsi1pk", "gsi1sk"],
+			toRun,
+		);
+		return page.items;
+	}
+
+	async countByStatus(): Promise<Record<RunStatus, number>> {
+		const counts = await Promise.all(
+			RUN_STATUSES.map(async (status) => {
+				let total = 0;
+				let start: Record<string, unknown> | undefined;
+				do {
+					const out = await this.doc.send(
+						new QueryCommand({
+							TableName: this.table,
+							IndexName: "byStatus",
+							KeyConditionExpression: "gsi2pk = :h",
+							ExpressionAttributeValues: { ":h": key.statusPartition(status) },
+							Select: "COUNT",
+							ExclusiveStartKey: start,
+						}),
+					);
+					total += out.Count ?? 0;
+					start = out.LastEvaluatedKey;
+				} while (start);
+				return [status, total] as const;
+			}),
+		);
+		return Object.fromEntries(counts) as Record<RunStatus, number>;
+	}
+
+	/**
+	 * Reads pages until `limit` items matched (a filter can thin pages out) and returns a cursor
+	 * built from the last returned item, so the next page starts exactly after it.
+	 */
+	private async queryPage<T>(
+		input: QueryCommandInput,
+		limit: number,
+		cursor: string | undefined,
+		indexKeys: string[],
+		map: (item: Record<string, unknown>) => T,
+	): Promise<Page<T>> {
+		const items: Record<string, unknown>[] = [];
+		let start = decodeCursor(cursor);
+		for (let pages = 0; pages < 10 && items.length < limit; pages++) {
+			const out = await this.doc.send(
+				new QueryCommand({
+					...input,
+					Limit: limit - items.length + (input.FilterExpression ? 20 : 0),
+					ExclusiveStartKey: start,
+				}),
+			);
+			items.push(...(out.Items ?? []));
+			start = out.LastEvaluatedKey;
+			if (!start) break;
+		}
+		const page = items.slice(0, limit);
+		const last = page[page.length - 1];
+		const more = items.length > limit || start !== undefined;
+		const nextCursor =
+			more && last
+				? encodeCursor(Object.fromEntries(["pk", "sk", ...indexKeys].map((k) => [k, last[k]])))
+				: undefined;
+		return { items: page.map(map), nextCursor };
+	}
+
+	// ── timeline ──────────────────────────────────────────────────────────────────────────────
+
+	async appendEvent(
+		runId: string,
+		event: Omit<RunEvent, "id" | "at"> & { at?: string },
+	): Promise<RunEvent> {
+		const full: RunEvent = { id: ulid(), at: event.at ?? new Date().toISOString(), ...event };
+		await this.doc.send(
+			new PutCommand({
+				TableName: this.table,
+				Item: { ...key.event(runId, full.id), kind: "event", ...full },
+			}),
+		);
+		return full;
+	}
+
+	async listEvents(runId: string, limit: number, cursor?: string): Promise<Page<RunEvent>> {
+		return this.queryPage(
+			{
+				TableName: this.table,
+				KeyConditionExpression: "pk = :pk AND begins_with(sk, :evt)",
+				ExpressionAttributeValues: { ":pk": key.run(runId).pk, ":evt": "EVT#" },
+				ScanIndexForward: true,
+			},
+			limit,
+			cursor,
+			[],
+			(item) => {
+				const e = { ...item };
+				for (const k of KEY_ATTRS) delete e[k];
+				return e as unknown as RunEvent;
+			},
+		);
+	}
+
+	// ── one active run per issue ──────────────────────────────────────────────────────────────
+
+	/** Takes the issue's lock for `runId`; returns the holder's run id when someone else has it. */
+	async acquireIssueLock(
+		source: string,
+		issueId: string,
+		runId: string,
+		takeOverFrom?: string,
+	): Promise<{ acquired: true } | { acquired: false; holder: string }> {
+		try {
+			await this.doc.send(
+				new PutCommand({
+					TableName: this.table,
+					Item: {
+						...key.issueLock(source, issueId),
+						kind: "lock",
+						runId,
+						at: new Date().toISOString(),
+					},
+					ConditionExpression: takeOverFrom
+						? "runId = :old"
+						: "attribute_not_exists(pk) OR runId = :me",
+					ExpressionAttributeValues: takeOverFrom ? { ":old": takeOverFrom } : { ":me": runId },
+				}),
+			);
+			return { acquired: true };
+		} catch (err) {
+			if (!isConditionFailure(err)) throw err;
+			const out = await this.doc.send(
+				new GetCommand({
+					TableName: this.table,
+					Key: key.issueLock(source, issueId),
+					ConsistentRead: true,
+				}),
+			);
+			if (!out.Item?.runId) return this.acquireIssueLock(source, issueId, runId);
+			return { acquired: false, holder: out.Item.runId };
+		}
+	}
+
+	async releaseIssueLock(source: string, issueId: string, runId: string): Promise<void> {
+		try {
+			await this.doc.send(
+				new DeleteCommand({
+					TableName: this.table,
+					Key: key.issueLock(source, issueId),
+					ConditionExpression: "runId = :me",
+					ExpressionAttributeValues: { ":me": runId },
+				}),
+			);
+		} catch (err) {
+			if (!isConditionFailure(err)) throw err;
+		}
+	}
+
+	// ── webhook delivery dedupe ───────────────────────────────────────────────────────────────
+
+	/**
+	 * Claims a delivery id. A claim left `pending` longer than `staleMs` (the process died between
+	 * claiming and enqueueing) can be claimed again, so a provider's retry is not lost.
+	 */
+	async claimDelivery(
+		source: string,
+		deliveryId: string,
+		runId: string,
+		opts: { nowMs: number; ttlSeconds: number; staleMs: number },
+	): Promise<boolean> {
+		try {
+			await this.doc.send(
+				new PutCommand({
+					TableName: this.table,
+					Item: {
+						...key.delivery(source, deliveryId),
+						kind: "delivery",
+						runId,
+						state: "pending",
+						claimedAt: opts.nowMs,
+						expiresAt: Math.floor(opts.nowMs / 1000) + opts.ttlSeconds,
+					},
+					// TTL deletion is lazy in AWS and absent locally: an expired item counts as absent.
+					ConditionExpression:
+						"attribute_not_exists(pk) OR expiresAt < :nowS OR (#state = :pending AND claimedAt < :stale)",
+					ExpressionAttributeNames: { "#state": "state" },
+					ExpressionAttributeValues: {
+						":nowS": Math.floor(opts.nowMs / 1000),
+						":pending": "pending",
+						":stale": opts.nowMs - opts.staleMs,
+					},
+				}),
+			);
+			return true;
+		} catch (err) {
+			if (isConditionFailure(err)) return false;
+			throw err;
+		}
+	}
+
+	async markDeliveryQueued(source: string, deliveryId: string): Promise<void> {
+		await this.doc.send(
+			new UpdateCommand({
+				TableName: this.table,
+				Key: key.delivery(source, deliveryId),
+				UpdateExpression: "SET #state = :queued",
+				ExpressionAttributeNames: { "#state": "state" },
+				ExpressionAttributeValues: { ":queued": "queued" },
+			}),
+		);
+	}
+
+	/** Gives a claim back (enqueueing failed) so the provider's retry is accepted. */
+	async releaseDelivery(source: string, deliveryId: string, runId: string): Promise<void> {
+		try {
+			await this.doc.send(
+				new DeleteCommand({
+					TableName: this.table,
+					Key: key.delivery(source, deliveryId),
+					ConditionExpression: "runId = :me",
+					ExpressionAttributeValues: { ":me": runId },
+				}),
+			);
+		} catch (err) {
+			if (!isConditionFailure(err)) throw err;
+		}
+	}
+}

@@ -1,0 +1,52 @@
+import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
+
+// Single-table layout (DESIGN §6). Shared by the store adapter, the local stack and infra/storage.ts.
+
+export const INDEXES = {
+	/** Runs of an issue, oldest first. */
+	byIssue: { hashKey: "gsi1pk", rangeKey: "gsi1sk" },
+	/** Runs in a status ordered by last update (the sweeper's and stats' view). */
+	byStatus: { hashKey: "gsi2pk", rangeKey: "gsi2sk" },
+	/** Every run by creation (ULID order): the API's newest-first listing. */
+	byCreated: { hashKey: "gsi3pk", rangeKey: "gsi3sk" },
+} as const;
+export type IndexName = keyof typeof INDEXES;
+
+export const TTL_ATTRIBUTE = "expiresAt";
+
+export const key = {
+	run: (runId: string) => ({ pk: `RUN#${runId}`, sk: "RUN" }),
+	event: (runId: string, eventId: string) => ({ pk: `RUN#${runId}`, sk: `EVT#${eventId}` }),
+	issueLock: (source: string, issueId: string) => ({
+		pk: `ISSUE#${source}#${issueId}`,
+		sk: "ACTIVE",
+	}),
+	delivery: (source: string, deliveryId: string) => ({
+		pk: `DELIVERY#${source}#${deliveryId}`,
+		sk: "DELIVERY",
+	}),
+	issuePartition: (source: string, issueId: string) => `ISSUE#${source}#${issueId}`,
+	statusPartition: (status: string) => `STATUS#${status}`,
+	feedPartition: "RUNS",
+};
+
+export function createTableInput(tableName: string): CreateTableCommandInput {
+	const attrs = ["pk", "sk", ...Object.values(INDEXES).flatMap((i) => [i.hashKey, i.rangeKey])];
+	return {
+		TableName: tableName,
+		BillingMode: "PAY_PER_REQUEST",
+		AttributeDefinitions: attrs.map((a) => ({ AttributeName: a, AttributeType: "S" })),
+		KeySchema: [
+			{ AttributeName: "pk", KeyType: "HASH" },
+			{ AttributeName: "sk", KeyType: "RANGE" },
+		],
+		GlobalSecondaryIndexes: Object.entries(INDEXES).map(([name, i]) => ({
+			IndexName: name,
+			KeySchema: [
+				{ AttributeName: i.hashKey, KeyType: "HASH" },
+				{ AttributeName: i.rangeKey, KeyType: "RANGE" },
+			],
+			Projection: { ProjectionType: "ALL" },
+		})),
+	};
+}

@@ -1,0 +1,36 @@
+import os from "node:os";
+import path from "node:path";
+import { createLogger, secretValues } from "../../shared/log";
+import { storeAndQueue } from "../../shared/runtime";
+import { readSettings } from "../../shared/settings";
+import { runStep } from "./step";
+
+// Entry point of the agent task (ECS container or local child process). Env contract: DESIGN §9.
+
+function required(name: string): string {
+	const v = process.env[name];
+	if (!v) throw new Error(`${name} is not set`);
+	return v;
+}
+
+async function main(): Promise<void> {
+	const log = createLogger("lisa-agent");
+	const runId = required("LISA_RUN_ID");
+	const stepIndex = Number(required("LISA_STEP_INDEX"));
+	const attempt = Number(required("LISA_ATTEMPT"));
+	const workspace =
+		process.env.LISA_WORKSPACE ?? path.join(os.tmpdir(), "lisa", runId, `step-${stepIndex}`);
+	const report = await runStep(
+		{ ...storeAndQueue(readSettings()), log, env: process.env, secrets: secretValues() },
+		{ runId, stepIndex, attempt, workspace },
+	);
+	log.info(
+		{ runId, stepIndex, attempt, outcome: report?.outcome, error: report?.error },
+		"step finished",
+	);
+}
+
+main().catch((err) => {
+	createLogger("lisa-agent").error({ err }, "agent task crashed");
+	process.exit(1);
+});

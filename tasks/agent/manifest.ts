@@ -1,0 +1,39 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { MANIFEST_FILE } from "../../shared/domain/prompt";
+
+export const manifestSchema = z.object({
+	branch: z.string().min(1).optional(),
+	prTitle: z.string().trim().min(1, "prTitle is empty").max(256),
+	prBody: z.string().max(60_000),
+});
+export type Manifest = z.infer<typeof manifestSchema>;
+
+export class ManifestError extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = "ManifestError";
+	}
+}
+
+export async function readManifest(dir: string): Promise<Manifest> {
+	let text: string;
+	try {
+		text = await readFile(path.join(dir, MANIFEST_FILE), "utf8");
+	} catch {
+		throw new ManifestError(`the agent did not write ${MANIFEST_FILE}`);
+	}
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch {
+		throw new ManifestError(`${MANIFEST_FILE} is not valid JSON`);
+	}
+	const parsed = manifestSchema.safeParse(raw);
+	if (!parsed.success)
+		throw new ManifestError(
+			`${MANIFEST_FILE} is invalid: ${parsed.error.issues.map((i) => `${i.path.join(".") || "root"}: ${i.message}`).join("; ")}`,
+		);
+	return parsed.data;
+}

@@ -1,0 +1,85 @@
+import { spawn } from "node:child_process";
+import { tail } from "../../shared/domain/redact";
+
+export interface ProcessResult {
+	code: number | null;
+	signal: NodeJS.Signals | null;
+	/** The last `maxOutput` characters of stdout and stderr, interleaved as they arrived. */
+	output: string;
+	/** stdout alone (bounded the same way), for commands whose answer is parsed. */
+	stdout: string;
+	timedOut: boolean;
+	error?: string;
+}
+
+export interface ProcessOptions {
+	cwd: string;
+	env: NodeJS.ProcessEnv;
+	timeoutMs?: number;
+	maxOutput?: number;
+	onOutput?: (chunk: string) => void;
+	signal?: AbortSignal;
+}
+
+const DEFAULT_MAX_OUTPUT = 64 * 1024;
+
+/**
+ * Runs a program from an argv array (never a shell string), stdin closed. It gets its own process
+ * group so a timeout or abort kills everything it started.
+ */
+export function runProcess(
+	command: string,
+	args: string[],
+	opts: ProcessOptions,
+): Promise<ProcessResult> {
+	const max = opts.maxOutput ?? DEFAULT_MAX_OUTPUT;
+	return new Promise((resolve) => {
+		let output = "";
+		let stdout = "";
+		let timedOut = false;
+		let settled = false;
+		const child = spawn(command, args, {
+			cwd: opts.cwd,
+			env: opts.env,
+			stdio: ["ignore", "pipe", "pipe"],
+			detached: true,
+		});
+		const kill = () => {
+			if (child.pid === undefined || child.exitCode !== null) return;
+			try {
+				process.kill(-child.pid, "SIGTERM");
+			} catch {}
+			setTimeout(() => {
+				try {
+					if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+				} catch {}
+			}, 5000).unref();
+		};
+		const timer = opts.timeoutMs
+			? setTimeout(() => {
+					timedOut = true;
+					kill();
+				}, opts.timeoutMs)
+			: undefined;
+		opts.signal?.addEventListener("abort", kill, { once: true });
+		const collect = (buf: Buffer) => {
+			const s = buf.toString("utf8");
+			output = tail(output + s, max);
+			opts.onOutput?.(s);
+		};
+		child.stdout.on("data", (buf: Buffer) => {
+			stdout = tail(stdout + buf.toString("utf8"), max);
+			collect(buf);
+		});
+		child.stderr.on("data", collect);
+		const finish = (r: Omit<ProcessResult, "output" | "stdout" | "timedOut">) => {
+			if (settled) return;
+			settled = true;
+			if (timer) clearTimeout(timer);
+			opts.signal?.removeEventListener("abort", kill);
+			resolve({ ...r, output, stdout, timedOut });
+		};
+		child.on("error", (err) => finish({ code: null, signal: null, error: err.message }));
+		child.on("close", (code, signal) => finish({ code, signal }));
+	});
+}

@@ -1,0 +1,137 @@
+// A wire-faithful local double of the GitHub REST API for offline tests. Point the real octokit at
+// it with `new Octokit({ auth: double.token, baseUrl: double.url })`. Branch facts come from real
+// bare git repos on disk; everything else (PRs, issues, comments, labels) lives in memory.
+import { createHmac } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { createApp, type FailSpec, type RecordedRequest, type UnhandledRequest } from "./routes";
+import { DoubleState, type GitHubComment, type GitHubIssue, type GitHubPull } from "./state";
+
+export type { FailSpec, RecordedRequest, UnhandledRequest } from "./routes";
+export type {
+	GitHubBranchRef,
+	GitHubComment,
+	GitHubIssue,
+	GitHubLabel,
+	GitHubPull,
+	GitHubRepo,
+	GitHubUser,
+} from "./state";
+
+export const DEFAULT_GITHUB_TOKEN = "ghp_testtoken0123456789abcdefABCDEF0123";
+
+export interface GitHubDoubleOptions {
+	/** Token every request must carry (`token <t>` or `Bearer <t>`). */
+	token?: string;
+	/** Login of the authenticated user (GET /user, author of API-created issues and comments). */
+	login?: string;
+	/** "owner/name" → absolute path of a bare git repo. */
+	repos?: Record<string, string>;
+	/** Defaults to a random free port on 127.0.0.1. */
+	port?: number;
+}
+
+export interface GitHubDouble {
+	/** Base URL for octokit's `baseUrl`, e.g. http://127.0.0.1:41234 (no trailing slash). */
+	readonly url: string;
+	readonly token: string;
+	readonly login: string;
+	/** Every request received, in order, including failed and unauthorised ones. */
+	readonly requests: RecordedRequest[];
+	/** Requests that matched no route (answered 404) — gaps in the double. */
+	readonly unhandled: UnhandledRequest[];
+	stop(): Promise<void>;
+	addRepo(ownerRepo: string, bareRepoPath: string): void;
+	/** Stored PRs in the detail shape (with `merged`), ordered by number. */
+	pulls(ownerRepo: string): GitHubPull[];
+	/** Stored issues, PRs included (they carry `pull_request`), ordered by number. */
+	issues(ownerRepo: string): GitHubIssue[];
+	comments(ownerRepo: string, number: number): GitHubComment[];
+	addIssue(
+		ownerRepo: string,
+		issue: { title: string; body?: string; labels?: string[]; user?: string },
+	): GitHubIssue;
+	/** Marks a PR merged and closed; resolves to the PR (detail shape) for webhook payloads. */
+	mergePull(ownerRepo: string, number: number, opts?: { mergedBy?: string }): Promise<GitHubPull>;
+	/**
+	 * Makes the next `n` requests (of any kind, before auth) fail with the given status, body and
+	 * headers. With `afterHandling` the request takes effect first and only the answer is replaced.
+	 */
+	failNext(n: number, spec: FailSpec): void;
+}
+
+/** The `X-Hub-Signature-256` header value GitHub sends for a webhook body. */
+export function signGitHub(rawBody: string | Uint8Array, secret: string): string {
+	return `sha256=${createHmac("sha256", secret).update(rawBody).digest("hex")}`;
+}
+
+export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise<GitHubDouble> {
+	const token = opts.token ?? DEFAULT_GITHUB_TOKEN;
+	const state = new DoubleState(opts.login ?? "lisa-bot");
+	for (const [name, dir] of Object.entries(opts.repos ?? {})) state.addRepo(name, dir);
+	const requests: RecordedRequest[] = [];
+	const unhandled: UnhandledRequest[] = [];
+	const failures: FailSpec[] = [];
+	const app = createApp({ state, token, requests, unhandled, failures });
+
+	const { server, port } = await new Promise<{
+		server: ReturnType<typeof serve>;
+		port: number;
+	}>((resolve, reject) => {
+		const server = serve(
+			{ fetch: app.fetch, port: opts.port ?? 0, hostname: "127.0.0.1" },
+			(info: AddressInfo) => resolve({ server, port: info.port }),
+		);
+		server.once("error", reject);
+	});
+	const url = `http://127.0.0.1:${port}`;
+	state.apiBase = url;
+
+	return {
+		url,
+		token,
+		login: state.login,
+		requests,
+		unhandled,
+		stop: () =>
+			new Promise<void>((resolve, reject) => {
+				server.close((err) => (err ? reject(err) : resolve()));
+				// Keep-alive sockets from undici would otherwise hold close() open.
+				if ("closeAllConnections" in server) server.closeAllConnections();
+			}),
+		addRepo: (ownerRepo, bareRepoPath) => {
+			state.addRepo(ownerRepo, bareRepoPath);
+		},
+		pulls: (ownerRepo) => {
+			const repo = state.mustRepo(ownerRepo);
+			return [...repo.issues.values()]
+				.filter((i) => i.pull)
+				.map((i) => state.pullJson(repo, i, true));
+		},
+		issues: (ownerRepo) => {
+			const repo = state.mustRepo(ownerRepo);
+			return [...repo.issues.values()].map((i) => state.issueJson(repo, i, true));
+		},
+		comments: (ownerRepo, number) => {
+			const repo = state.mustRepo(ownerRepo);
+			const issue = state.mustIssue(ownerRepo, number);
+			return issue.comments.map((c) => state.commentJson(repo, issue, c));
+		},
+		addIssue: (ownerRepo, fields) => {
+			const repo = state.mustRepo(ownerRepo);
+			return state.issueJson(repo, state.newIssue(repo, fields), true);
+		},
+		mergePull: async (ownerRepo, number, mergeOpts = {}) => {
+			const repo = state.mustRepo(ownerRepo);
+			const issue = state.mustIssue(ownerRepo, number);
+			if (!issue.pull) throw new Error(`GitHub double: #${number} is not a pull request`);
+			if (issue.state !== "open") throw new Error(`GitHub double: #${number} is not open`);
+			await state.refreshPull(repo, issue);
+			state.merge(issue, mergeOpts.mergedBy ?? repo.owner);
+			return state.pullJson(repo, issue, true);
+		},
+		failNext: (n, spec) => {
+			for (let i = 0; i < n; i++) failures.push(spec);
+		},
+	};
+}

@@ -1,0 +1,176 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { type LocalStack, startLocalStack } from "../../infra/local/stack";
+import { createLogger } from "../../shared/log";
+import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
+import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
+import { type LinearDouble, startLinearDouble } from "../doubles/linear/server";
+import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
+import { type BareRepo, bareRepo } from "./git";
+
+export const WEBHOOK_SECRET = "lin_whs_testsecret0123456789abcdef";
+
+export interface WorldOptions {
+	/** Extra YAML appended to the generated config. */
+	configExtra?: string;
+	/** Replace the generated config entirely. */
+	config?: (w: { repo: BareRepo }) => string;
+	env?: Record<string, string | undefined>;
+	/** Start the stack in-process (default) or leave it to the test. */
+	startStack?: boolean;
+}
+
+export interface World {
+	dir: string;
+	repo: BareRepo;
+	linear: LinearDouble;
+	github: GitHubDouble;
+	agents: FakeAgents;
+	env: NodeJS.ProcessEnv;
+	stack?: LocalStack;
+	/** A Linear issue in team ENG, state Todo, labelled `lisa` unless `labels` says otherwise. */
+	issue(
+		title: string,
+		description?: string,
+		labels?: string[],
+	): ReturnType<LinearDouble["addIssue"]>;
+	/** POSTs a signed Issue webhook; returns the response. */
+	sendWebhook(body: string, headers?: Record<string, string>): Promise<Response>;
+	createdWebhook(issue: ReturnType<LinearDouble["addIssue"]>): string;
+	api<T = unknown>(p: string, init?: RequestInit): Promise<{ status: number; body: T }>;
+	waitForRun(id: string, done?: (run: ApiRun) => boolean, timeoutMs?: number): Promise<ApiRun>;
+	url(): string;
+	stop(): Promise<void>;
+}
+
+export interface ApiRun {
+	id: string;
+	status: string;
+	error?: string;
+	issueId: string;
+	issueKey?: string;
+	prUrls: string[];
+	steps: {
+		status: string;
+		attempt: number;
+		branch?: string;
+		prUrl?: string;
+		error?: string;
+		agentState?: string;
+		taskId?: string;
+		provider?: string;
+	}[];
+	tracker: Record<string, boolean>;
+	links: { dashboard: string };
+}
+
+const TERMINAL = ["succeeded", "failed", "cancelled"];
+
+/** Everything a pipeline test needs: doubles for Linear/GitHub/agents, a bare repo, the local stack. */
+export async function createWorld(opts: WorldOptions = {}): Promise<World> {
+	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-e2e-"));
+	const repo = await bareRepo(dir, "api");
+	const linear = await startLinearDouble();
+	linear.state.viewer.name = "Lisa";
+	const team = linear.addTeam({ key: "ENG", name: "Engineering" });
+	linear.addLabel(team.id, "lisa");
+	linear.addLabel(team.id, "bug");
+	const github = await startGitHubDouble({ repos: { "acme/api": repo.path } });
+	const agents = await installFakeAgents(dir);
+	const configFile = path.join(dir, "config.yaml");
+	await writeFile(
+		configFile,
+		opts.config?.({ repo }) ??
+			`source: linear
+provider: claude
+source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
+repos:
+  - name: api
+    url: ${repo.url}
+    slug: acme/api
+${opts.configExtra ?? ""}`,
+	);
+	const env: NodeJS.ProcessEnv = {
+		PATH: `${agents.bin}:${process.env.PATH}`,
+		HOME: dir,
+		PORT: "0",
+		LISA_DATA_DIR: path.join(dir, "data"),
+		LISA_CONFIG: configFile,
+		LINEAR_API_KEY: linear.apiKey,
+		LINEAR_API_URL: linear.url,
+		LINEAR_WEBHOOK_SECRET: WEBHOOK_SECRET,
+		GITHUB_TOKEN: github.token,
+		GITHUB_API_URL: github.url,
+		ANTHROPIC_API_KEY: "sk-ant-test-0123456789abcdefghij",
+		AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+		LOG_LEVEL: process.env.LISA_TEST_LOG ?? "silent",
+		...opts.env,
+	};
+	const log = createLogger("lisa-test", env);
+	const stack =
+		opts.startStack === false
+			? undefined
+			: await startLocalStack({ env, log, sweepIntervalMs: 1000 });
+
+	const world: World = {
+		dir,
+		repo,
+		linear,
+		github,
+		agents,
+		env,
+		stack,
+		url: () => {
+			if (!world.stack) throw new Error("the stack is not running in this process");
+			return world.stack.url;
+		},
+		issue: (title, description = "", labels = ["lisa"]) =>
+			linear.addIssue({ teamKey: "ENG", title, description, state: "Todo", labels }),
+		createdWebhook: (issue) =>
+			JSON.stringify(issueWebhook({ action: "create", issue, double: linear })),
+		sendWebhook: (body, headers) =>
+			fetch(`${world.url()}/webhooks/linear`, {
+				method: "POST",
+				body,
+				headers: headers ?? linearHeaders(body, WEBHOOK_SECRET),
+			}),
+		async api(p, init = {}) {
+			const res = await fetch(`${world.url()}${p}`, {
+				...init,
+				headers: {
+					authorization: `Bearer ${world.stack?.apiToken}`,
+					"content-type": "application/json",
+					...init.headers,
+				},
+			});
+			return { status: res.status, body: (await res.json()) as never };
+		},
+		async waitForRun(
+			id,
+			done = (r) => TERMINAL.includes(r.status) && r.tracker?.done === true,
+			timeoutMs = 60_000,
+		) {
+			const deadline = Date.now() + timeoutMs;
+			let last: ApiRun | undefined;
+			while (Date.now() < deadline) {
+				const res = await world.api<ApiRun>(`/api/runs/${id}`);
+				if (res.status === 200) {
+					last = res.body;
+					if (done(last)) return last;
+				}
+				await new Promise((r) => setTimeout(r, 200));
+			}
+			throw new Error(
+				`run ${id} did not reach the expected state; last seen: ${JSON.stringify(last)}`,
+			);
+		},
+		async stop() {
+			await world.stack?.stop();
+			await linear.stop();
+			await github.stop();
+			await rm(dir, { recursive: true, force: true });
+		},
+	};
+	return world;
+}

@@ -25,7 +25,11 @@ export function createApp(deps: ApiDeps): Hono {
 	webhooks.use(
 		bodyLimit({
 			maxSize: MAX_WEBHOOK_BYTES,
-			onError: (c) => c.json({ error: `body larger than ${MAX_WEBHOOK_BYTES} bytes` }, 413),
+			// The unread rest of the body makes the connection unusable: tell the client to drop it.
+			onError: (c) =>
+				c.json({ error: `body larger than ${MAX_WEBHOOK_BYTES} bytes` }, 413, {
+					connection: "close",
+				}),
 		}),
 	);
 	webhooks.post("/linear", (c) => linearWebhook(c, deps));

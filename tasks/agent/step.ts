@@ -178,7 +178,7 @@ async function implement(
 	];
 	const provider = PROVIDERS[name];
 	if (!provider) throw new StepFailure(`provider "${name}" is not installed in this task`, true);
-	heartbeat.state = "in_progress";
+	await heartbeat.set("in_progress");
 	const result = await provider.run(prompt, {
 		cwd,
 		model,

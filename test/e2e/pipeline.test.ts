@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../shared/http/app";
+import { issueWebhook, linearHeaders, signLinear } from "../doubles/linear/webhook";
 import { branches, git } from "../support/git";
-import { createWorld, type World } from "../support/world";
+import { type ApiRun, createWorld, WEBHOOK_SECRET, type World } from "../support/world";
 
 let w: World;
 beforeAll(async () => {
-	w = await createWorld();
+	w = await createWorld({ configExtra: "limits: {max_attempts: 2}" });
 });
 afterAll(() => w.stop());
 
@@ -89,5 +91,226 @@ describe("webhook → pull request, on the local stack", () => {
 				"run.succeeded",
 			]),
 		);
+	});
+});
+
+describe("failures are visible in the API and the tracker", () => {
+	it("(b) an agent that exits non-zero fails the run and returns the issue to pick_from", async () => {
+		const issue = w.issue(
+			"Break things",
+			"lisa-fake: stderr=fatal: the build is on fire\nlisa-fake: exit=3",
+		);
+		const res = await w.sendWebhook(w.createdWebhook(issue));
+		const { runId } = (await res.json()) as { runId: string };
+		const run = await w.waitForRun(runId);
+		expect(run.status).toBe("failed");
+		expect(run.error).toMatch(/claude exited with code 3/);
+		expect(run.error).toMatch(/the build is on fire/);
+		expect(run.steps[0]).toMatchObject({ status: "failed", attempt: 1 });
+		expect(w.linear.stateName(issue)).toBe("Todo");
+		expect(w.linear.labelNames(issue)).toContain("lisa");
+		const comments = w.linear.state.comments.filter((c) => c.issueId === issue.id);
+		expect(comments).toHaveLength(1);
+		expect(comments[0]?.body).toMatch(/could not resolve this issue: claude exited with code 3/);
+		expect(comments[0]?.body).toContain('back in "Todo"');
+		expect(w.github.pulls("acme/api").some((p) => p.head.ref.includes("break-things"))).toBe(false);
+	});
+
+	it("retries a transient agent failure up to max_attempts, then fails with the reason", async () => {
+		const issue = w.issue(
+			"Rate limited",
+			"lisa-fake: stderr=Error 429: Too Many Requests\nlisa-fake: exit=1",
+		);
+		const res = await w.sendWebhook(w.createdWebhook(issue));
+		const { runId } = (await res.json()) as { runId: string };
+		const run = await w.waitForRun(runId);
+		expect(run.status).toBe("failed");
+		expect(run.steps[0]?.attempt).toBe(2);
+		expect(run.error).toMatch(/429/);
+		const events = await w.api<{ events: { type: string }[] }>(`/api/runs/${runId}/events`);
+		expect(events.body.events.filter((e) => e.type === "step.retry")).toHaveLength(1);
+		expect(events.body.events.filter((e) => e.type === "step.launched")).toHaveLength(2);
+	});
+
+	it("fails clearly when the agent commits nothing or writes no manifest", async () => {
+		const noCommit = w.issue("Lazy agent", "lisa-fake: no-commit");
+		const badManifest = w.issue("Sloppy agent", "lisa-fake: bad-manifest");
+		const ids = await Promise.all(
+			[noCommit, badManifest].map(
+				async (i) =>
+					((await (await w.sendWebhook(w.createdWebhook(i))).json()) as { runId: string }).runId,
+			),
+		);
+		const [a, b] = await Promise.all(ids.map((id) => w.waitForRun(id)));
+		expect(a).toMatchObject({
+			status: "failed",
+			error: "the agent finished without committing any change",
+		});
+		expect(b).toMatchObject({ status: "failed", error: ".lisa-manifest.json is not valid JSON" });
+	});
+});
+
+describe("webhook intake", () => {
+	it("(c) the same delivery sent 20 times concurrently makes exactly one run", async () => {
+		const issue = w.issue("Only once");
+		const body = w.createdWebhook(issue);
+		const headers = linearHeaders(body, WEBHOOK_SECRET);
+		const responses = await Promise.all(
+			Array.from({ length: 20 }, () => w.sendWebhook(body, headers)),
+		);
+		const statuses = responses.map((r) => r.status).sort();
+		expect(statuses.filter((s) => s === 202)).toHaveLength(1);
+		expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+		const bodies = await Promise.all(
+			responses.map((r) => r.json() as Promise<Record<string, unknown>>),
+		);
+		expect(bodies.filter((b) => b.duplicate === true)).toHaveLength(19);
+		const runId = bodies.find((b) => b.runId)?.runId as string;
+		await w.waitForRun(runId);
+		const runs = await w.stack?.deps.store.runsOfIssue("linear", issue.id);
+		expect(runs?.map((r) => r.runId)).toEqual([runId]);
+		expect(w.github.pulls("acme/api").filter((p) => p.head.ref.includes("only-once"))).toHaveLength(
+			1,
+		);
+	});
+
+	it("a second delivery for an issue with an active run does not start a second run", async () => {
+		const issue = w.issue("Busy issue", "lisa-fake: sleep=2");
+		const first = (await (await w.sendWebhook(w.createdWebhook(issue))).json()) as {
+			runId: string;
+		};
+		const update = JSON.stringify(
+			issueWebhook({ action: "update", issue, double: w.linear, updatedFrom: { labelIds: [] } }),
+		);
+		const second = (await (await w.sendWebhook(update)).json()) as { runId: string };
+		const [a, b] = await Promise.all([w.waitForRun(first.runId), w.waitForRun(second.runId)]);
+		expect(a.status).toBe("succeeded");
+		expect(b).toMatchObject({
+			status: "cancelled",
+			error: expect.stringMatching(/already has an active run/),
+		});
+		expect(w.linear.state.comments.filter((c) => c.issueId === issue.id)).toHaveLength(1);
+	});
+
+	it("(d) rejects bad deliveries with 401/401/401/401/400/413 and starts no run", async () => {
+		const issue = w.issue("Never run");
+		const body = w.createdWebhook(issue);
+		const good = linearHeaders(body, WEBHOOK_SECRET);
+		const statusOf = async (b: string, h: Record<string, string>) =>
+			(await w.sendWebhook(b, h)).status;
+
+		const wrong = { ...good, "linear-signature": signLinear(body, "not-the-secret") };
+		const { "linear-signature": _, ...missing } = good;
+		const stalePayload = JSON.stringify({
+			...JSON.parse(body),
+			webhookTimestamp: Date.now() - 120_000,
+		});
+		const malformed = `${body.slice(0, -5)}`;
+		const huge = JSON.stringify({ ...JSON.parse(body), padding: "x".repeat(2 * 1024 * 1024) });
+
+		// No secret configured: the same app, built without it, fails closed.
+		const stack = w.stack;
+		if (!stack) throw new Error("no stack");
+		const closed = createApp({
+			...stack.deps,
+			settings: {
+				...stack.settings,
+				linear: { ...stack.settings.linear, webhookSecret: undefined },
+			},
+			newRunId: () => "unused",
+		});
+		const noSecret = await closed.request("/webhooks/linear", {
+			method: "POST",
+			body,
+			headers: good,
+		});
+
+		const results = [
+			await statusOf(body, wrong),
+			await statusOf(body, missing),
+			await statusOf(stalePayload, linearHeaders(stalePayload, WEBHOOK_SECRET)),
+			noSecret.status,
+			await statusOf(malformed, linearHeaders(malformed, WEBHOOK_SECRET)),
+			await statusOf(huge, linearHeaders(huge, WEBHOOK_SECRET)),
+		];
+		expect(results).toEqual([401, 401, 401, 401, 400, 413]);
+		expect(await stack.deps.store.runsOfIssue("linear", issue.id)).toEqual([]);
+	});
+
+	it("answers irrelevant events with the reason, and ignores Lisa's own actions", async () => {
+		const issue = w.issue("Not labelled", "", ["bug"]);
+		const res = await w.sendWebhook(w.createdWebhook(issue));
+		expect(res.status).toBe(200);
+		expect(await res.json()).toEqual({ ignored: 'created without label "lisa"' });
+
+		const labelled = w.issue("Moved back by Lisa");
+		const viewer = w.linear.state.viewer;
+		const own = JSON.stringify(
+			issueWebhook({
+				action: "update",
+				issue: labelled,
+				double: w.linear,
+				updatedFrom: { stateId: "x" },
+				actor: { id: viewer.id, name: viewer.name },
+			}),
+		);
+		const ownRes = await w.sendWebhook(own);
+		expect(await ownRes.json()).toEqual({ ignored: "the event was caused by Lisa itself" });
+		expect(await w.stack?.deps.store.runsOfIssue("linear", labelled.id)).toEqual([]);
+	});
+});
+
+describe("runs API", () => {
+	it("requires the bearer token, lists newest first with a cursor, and 404s unknown runs", async () => {
+		const anon = await fetch(`${w.url()}/api/runs`);
+		expect(anon.status).toBe(401);
+		const wrong = await fetch(`${w.url()}/api/runs`, { headers: { authorization: "Bearer nope" } });
+		expect(wrong.status).toBe(401);
+		const page1 = await w.api<{ runs: ApiRun[]; nextCursor: string | null }>("/api/runs?limit=2");
+		expect(page1.status).toBe(200);
+		expect(page1.body.runs).toHaveLength(2);
+		expect(page1.body.nextCursor).toBeTruthy();
+		const page2 = await w.api<{ runs: ApiRun[] }>(
+			`/api/runs?limit=2&cursor=${page1.body.nextCursor}`,
+		);
+		const ids = [...page1.body.runs, ...page2.body.runs].map((r) => r.id);
+		expect(new Set(ids).size).toBe(4);
+		expect([...ids].sort().reverse()).toEqual(ids); // ULIDs: newest first
+		const failed = await w.api<{ runs: ApiRun[] }>("/api/runs?status=failed");
+		expect(failed.body.runs.length).toBeGreaterThan(0);
+		expect(failed.body.runs.every((r) => r.status === "failed")).toBe(true);
+		expect((await w.api("/api/runs?status=bogus")).status).toBe(400);
+		expect((await w.api("/api/runs/NOPE")).status).toBe(404);
+		const stats = await w.api<{ counts: Record<string, number>; successRate: number }>(
+			"/api/stats",
+		);
+		expect(stats.body.counts.succeeded).toBeGreaterThan(0);
+		expect(stats.body.successRate).toBeGreaterThan(0);
+	});
+
+	it("starts a run for an issue key with POST /api/runs", async () => {
+		const issue = w.issue("Started from the API");
+		const res = await w.api<{ id: string }>("/api/runs", {
+			method: "POST",
+			body: JSON.stringify({ issue: issue.identifier }),
+		});
+		expect(res.status).toBe(202);
+		const run = await w.waitForRun(res.body.id);
+		expect(run).toMatchObject({
+			status: "succeeded",
+			issueId: issue.id,
+			issueKey: issue.identifier,
+		});
+		const bad = await w.api<{ error: string }>("/api/runs", {
+			method: "POST",
+			body: JSON.stringify({ issue: "" }),
+		});
+		expect(bad.status).toBe(400);
+		const missing = await w.api<{ id: string }>("/api/runs", {
+			method: "POST",
+			body: JSON.stringify({ issue: "ENG-999" }),
+		});
+		const failed = await w.waitForRun(missing.body.id);
+		expect(failed).toMatchObject({ status: "failed", error: "Linear issue ENG-999 was not found" });
 	});
 });

@@ -29,6 +29,8 @@ export interface World {
 	agents: FakeAgents;
 	env: NodeJS.ProcessEnv;
 	stack?: LocalStack;
+	/** Point the helpers at a stack running in another process. */
+	attach(url: string, token: string): void;
 	/** A Linear issue in team ENG, state Todo, labelled `lisa` unless `labels` says otherwise. */
 	issue(
 		title: string,
@@ -113,6 +115,7 @@ ${opts.configExtra ?? ""}`,
 			? undefined
 			: await startLocalStack({ env, log, sweepIntervalMs: 1000 });
 
+	let target = stack ? { url: stack.url, token: stack.apiToken } : undefined;
 	const world: World = {
 		dir,
 		repo,
@@ -121,9 +124,12 @@ ${opts.configExtra ?? ""}`,
 		agents,
 		env,
 		stack,
+		attach: (url, token) => {
+			target = { url, token };
+		},
 		url: () => {
-			if (!world.stack) throw new Error("the stack is not running in this process");
-			return world.stack.url;
+			if (!target) throw new Error("no stack to talk to: start one or attach()");
+			return target.url;
 		},
 		issue: (title, description = "", labels = ["lisa"]) =>
 			linear.addIssue({ teamKey: "ENG", title, description, state: "Todo", labels }),
@@ -139,7 +145,7 @@ ${opts.configExtra ?? ""}`,
 			const res = await fetch(`${world.url()}${p}`, {
 				...init,
 				headers: {
-					authorization: `Bearer ${world.stack?.apiToken}`,
+					authorization: `Bearer ${target?.token}`,
 					"content-type": "application/json",
 					...init.headers,
 				},
@@ -152,13 +158,13 @@ ${opts.configExtra ?? ""}`,
 			timeoutMs = 60_000,
 		) {
 			const deadline = Date.now() + timeoutMs;
-			let last: ApiRun | undefined;
+			let last: unknown;
 			while (Date.now() < deadline) {
-				const res = await world.api<ApiRun>(`/api/runs/${id}`);
-				if (res.status === 200) {
-					last = res.body;
-					if (done(last)) return last;
-				}
+				const res = await world
+					.api<ApiRun>(`/api/runs/${id}`)
+					.catch((err: Error) => ({ status: 0, body: err.message }));
+				last = res;
+				if (res.status === 200 && done(res.body as ApiRun)) return res.body as ApiRun;
 				await new Promise((r) => setTimeout(r, 200));
 			}
 			throw new Error(

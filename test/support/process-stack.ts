@@ -1,0 +1,64 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+export interface StackProcess {
+	url: string;
+	token: string;
+	child: ChildProcess;
+	output(): string;
+	/** SIGKILL: no shutdown handler runs, like a crash or a power cut. */
+	kill(): Promise<void>;
+	stop(): Promise<void>;
+}
+
+/** `lisa start` (what `npm start` runs) as a real separate process. */
+export async function startStackProcess(env: NodeJS.ProcessEnv): Promise<StackProcess> {
+	const child = spawn(
+		process.execPath,
+		["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), "start"],
+		{
+			cwd: ROOT,
+			env,
+			stdio: ["ignore", "pipe", "pipe"],
+		},
+	);
+	let out = "";
+	child.stdout?.on("data", (b: Buffer) => {
+		out += b.toString();
+	});
+	child.stderr?.on("data", (b: Buffer) => {
+		out += b.toString();
+	});
+	const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+	const deadline = Date.now() + 30_000;
+	let url: string | undefined;
+	while (!url && Date.now() < deadline) {
+		url = out.match(/Lisa is up at (http:\/\/\S+)/)?.[1];
+		if (child.exitCode !== null) throw new Error(`lisa start exited early:\n${out}`);
+		if (!url) await new Promise((r) => setTimeout(r, 100));
+	}
+	if (!url) throw new Error(`lisa start did not come up:\n${out}`);
+	const token = (
+		await readFile(path.join(env.LISA_DATA_DIR as string, "api-token"), "utf8")
+	).trim();
+	return {
+		url,
+		token,
+		child,
+		output: () => out,
+		async kill() {
+			child.kill("SIGKILL");
+			await exited;
+		},
+		async stop() {
+			if (child.exitCode === null) child.kill("SIGTERM");
+			await exited;
+		},
+	};
+}

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { DEFAULT_CONFIG_PATH } from "./config/load";
+import type { EcsTarget } from "./launcher/ecs";
 
 // Runtime settings from the environment (DESIGN §4). Every process reads them here and nowhere else.
 
@@ -16,12 +17,34 @@ export interface Settings {
 	dynamoEndpoint?: string;
 	sqsEndpoint?: string;
 	launcher: "local" | "ecs";
+	/** Where step tasks run in AWS; undefined when the LISA_ECS_* variables are not set. */
+	ecs?: EcsTarget;
 	linear: { apiKey?: string; webhookSecret?: string; apiUrl?: string };
 	github: { token?: string; webhookSecret?: string; apiUrl?: string };
 	trello: { apiKey?: string; token?: string; appSecret?: string; apiUrl?: string };
 }
 
 const opt = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v.trim());
+const list = (v: string | undefined) =>
+	(opt(v) ?? "")
+		.split(",")
+		.map((x) => x.trim())
+		.filter(Boolean);
+
+function ecsTarget(env: NodeJS.ProcessEnv): EcsTarget | undefined {
+	const cluster = opt(env.LISA_ECS_CLUSTER);
+	const taskDefinition = opt(env.LISA_ECS_TASK_DEFINITION);
+	if (!cluster || !taskDefinition) return undefined;
+	return {
+		cluster,
+		taskDefinition,
+		container: opt(env.LISA_ECS_CONTAINER) ?? "agent",
+		subnets: list(env.LISA_ECS_SUBNETS),
+		securityGroups: list(env.LISA_ECS_SECURITY_GROUPS),
+		assignPublicIp: env.LISA_ECS_PUBLIC_IP !== "false",
+		capacity: env.LISA_ECS_CAPACITY === "spot" ? "spot" : "fargate",
+	};
+}
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
 	const port = Number(env.PORT ?? 8787);
@@ -40,6 +63,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
 		dynamoEndpoint: opt(env.LISA_DYNAMODB_ENDPOINT),
 		sqsEndpoint: opt(env.LISA_SQS_ENDPOINT),
 		launcher: env.LISA_LAUNCHER === "ecs" ? "ecs" : "local",
+		ecs: ecsTarget(env),
 		linear: {
 			apiKey: opt(env.LINEAR_API_KEY),
 			webhookSecret: opt(env.LINEAR_WEBHOOK_SECRET),

@@ -22,6 +22,8 @@ export interface LocalStackOptions {
 	sweepIntervalMs?: number;
 	/** Seconds before a failed queue message is delivered again (default 30). */
 	visibilityTimeoutSeconds?: number;
+	/** false: serve the API only, without pollers and sweeper (the ingest benchmark). */
+	workers?: boolean;
 }
 
 export interface LocalStack {
@@ -100,10 +102,13 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 	const deps = createDeps(settings, { launcher, log });
 	app = createApp(deps);
 
-	const pollers = [
-		new Poller(clients.sqs, intake.url, intake.arn, intakeHandler(deps), log, settings.region),
-		new Poller(clients.sqs, events.url, events.arn, eventsHandler(deps), log, settings.region),
-	];
+	const workers = opts.workers !== false;
+	const pollers = workers
+		? [
+				new Poller(clients.sqs, intake.url, intake.arn, intakeHandler(deps), log, settings.region),
+				new Poller(clients.sqs, events.url, events.arn, eventsHandler(deps), log, settings.region),
+			]
+		: [];
 	for (const p of pollers) p.start();
 
 	// fauxqs keeps messages in memory and tasks died with the previous process: re-drive first.
@@ -114,15 +119,19 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 		});
 		return sweeping;
 	};
-	const first = await runSweep(true).catch((err) => {
-		log.error({ err }, "startup sweep failed");
-	});
-	if (first && (first.redriven || first.lost || first.reported))
-		log.info(first, "re-drove runs left unfinished by the previous start");
-	const timer = setInterval(() => {
-		runSweep().catch((err) => log.error({ err }, "sweep failed"));
-	}, opts.sweepIntervalMs ?? 30_000);
-	timer.unref();
+	if (workers) {
+		const first = await runSweep(true).catch((err) => {
+			log.error({ err }, "startup sweep failed");
+		});
+		if (first && (first.redriven || first.lost || first.reported))
+			log.info(first, "re-drove runs left unfinished by the previous start");
+	}
+	const timer = workers
+		? setInterval(() => {
+				runSweep().catch((err) => log.error({ err }, "sweep failed"));
+			}, opts.sweepIntervalMs ?? 30_000)
+		: undefined;
+	timer?.unref();
 
 	let stopped = false;
 	return {
@@ -134,7 +143,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 		async stop() {
 			if (stopped) return;
 			stopped = true;
-			clearInterval(timer);
+			if (timer) clearInterval(timer);
 			await Promise.all(pollers.map((p) => p.stop()));
 			await sweeping?.catch(() => {});
 			await launcher.stopAll();

@@ -3,6 +3,9 @@ import { startLocalStack } from "../../infra/local/stack";
 import { loadConfig } from "../config/load";
 import { banner, readiness } from "./doctor";
 
+// The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 const start = defineCommand({
 	meta: {
 		name: "start",

@@ -3,6 +3,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
+import { DASHBOARD_HTML } from "./dashboard";
 import type { ApiDeps } from "./deps";
 import { linearWebhook } from "./linear-webhook";
 import { runsRoutes } from "./runs";
@@ -20,6 +21,16 @@ export function createApp(deps: ApiDeps): Hono {
 	app.use(secureHeaders());
 
 	app.get("/healthz", (c) => c.json({ ok: true }));
+	// The dashboard page carries no data; it reads the API with the token the user pastes.
+	const dashboard = secureHeaders({
+		contentSecurityPolicy: {
+			defaultSrc: ["'self'"],
+			scriptSrc: ["'unsafe-inline'"],
+			styleSrc: ["'unsafe-inline'"],
+		},
+	});
+	app.get("/", dashboard, (c) => c.html(DASHBOARD_HTML));
+	app.get("/runs/:id", dashboard, (c) => c.html(DASHBOARD_HTML));
 
 	const webhooks = new Hono();
 	webhooks.use(

@@ -1,0 +1,156 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Worker } from "node:worker_threads";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { startLocalStack } from "../infra/local/stack";
+import { startLinearDouble } from "../test/doubles/linear/server";
+import { issueWebhook } from "../test/doubles/linear/webhook";
+
+// Ingest benchmark: signed Linear webhooks with distinct deliveries against the local stack's API,
+// beside a bare Hono route on the same server setup (the ceiling). Prints a table, writes JSON.
+
+const N = Number(process.env.BENCH_N ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SECRET = "lin_whs_benchsecret0123456789";
+
+interface Result {
+	target: string;
+	requests: number;
+	statuses: Record<string, number>;
+	throughput: number;
+	p50: number;
+	p99: number;
+}
+
+function load(
+	url: string,
+	n: number,
+	template: string,
+	sign: boolean,
+): Promise<Omit<Result, "target">> {
+	return new Promise((resolve, reject) => {
+		const worker = new Worker(new URL("./load.mjs", import.meta.url), {
+			workerData: { url, n, concurrency: CONCURRENCY, template, secret: SECRET, sign },
+		});
+		worker.once("error", reject);
+		worker.once(
+			"message",
+			(m: { seconds: number; latencies: number[]; statuses: Record<string, number> }) => {
+				const sorted = [...m.latencies].sort((a, b) => a - b);
+				const pct = (p: number) =>
+					sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+				resolve({
+					requests: n,
+					statuses: m.statuses,
+					throughput: n / m.seconds,
+					p50: pct(50),
+					p99: pct(99),
+				});
+			},
+		);
+	});
+}
+
+async function main() {
+	process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-bench-"));
+	const linear = await startLinearDouble();
+	const team = linear.addTeam({ key: "ENG", name: "Engineering" });
+	linear.addLabel(team.id, "lisa");
+	const issue = linear.addIssue({
+		teamKey: "ENG",
+		title: "Bench issue",
+		state: "Todo",
+		labels: ["lisa"],
+	});
+	const config = path.join(dir, "config.yaml");
+	await writeFile(
+		config,
+		"repos: [{name: api, url: 'file:///dev/null', slug: acme/api}]\nsource_config: {team: ENG, label: lisa}\n",
+	);
+	const stack = await startLocalStack({
+		workers: false,
+		env: {
+			...process.env,
+			PORT: "0",
+			LOG_LEVEL: "silent",
+			LISA_DATA_DIR: path.join(dir, "data"),
+			LISA_CONFIG: config,
+			LINEAR_API_KEY: linear.apiKey,
+			LINEAR_API_URL: linear.url,
+			LINEAR_WEBHOOK_SECRET: SECRET,
+		},
+	});
+	const bareApp = new Hono().post("/bare", (c) => c.text("ok"));
+	const bare = serve({ fetch: bareApp.fetch, port: 0, hostname: "127.0.0.1" });
+	await new Promise((r) => bare.once("listening", r));
+	const bareUrl = `http://127.0.0.1:${(bare.address() as { port: number }).port}/bare`;
+	const template = JSON.stringify(issueWebhook({ action: "create", issue, double: linear }));
+
+	// Warm both paths (JIT, connection pools, Lisa's one-time lookup of its own Linear user).
+	await load(bareUrl, 200, template, false);
+	await load(`${stack.url}/webhooks/linear`, 200, template, true);
+
+	const bareResult = {
+		target: "bare Hono route (ceiling)",
+		...(await load(bareUrl, N, template, false)),
+	};
+	const before = stack.deps.store.requests;
+	const ingest = {
+		target: "POST /webhooks/linear",
+		...(await load(`${stack.url}/webhooks/linear`, N, template, true)),
+	};
+	const dynamoRequests = stack.deps.store.requests - before;
+	const accepted = ingest.statuses["202"] ?? 0;
+
+	const rows = [bareResult, ingest];
+	console.log(
+		`\nIngest benchmark: ${N} requests, ${CONCURRENCY} in flight, Node ${process.version}, ${os.cpus().length} cores\n`,
+	);
+	console.log("| target | requests | statuses | req/s | p50 ms | p99 ms |");
+	console.log("|---|---:|---|---:|---:|---:|");
+	for (const r of rows)
+		console.log(
+			`| ${r.target} | ${r.requests} | ${JSON.stringify(r.statuses)} | ${r.throughput.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} |`,
+		);
+	const perWebhook = accepted ? dynamoRequests / accepted : Number.NaN;
+	console.log(
+		`\nDynamoDB requests per accepted webhook: ${perWebhook.toFixed(2)} (${dynamoRequests} for ${accepted} accepted)`,
+	);
+	console.log(
+		`Ingest throughput is ${((ingest.throughput / bareResult.throughput) * 100).toFixed(1)}% of the bare route.\n`,
+	);
+
+	const out = path.join(import.meta.dirname ?? "bench", "results");
+	await mkdir(out, { recursive: true });
+	const file = path.join(out, `ingest-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+	await writeFile(
+		file,
+		JSON.stringify(
+			{
+				at: new Date().toISOString(),
+				node: process.version,
+				cores: os.cpus().length,
+				n: N,
+				concurrency: CONCURRENCY,
+				rows,
+				dynamoRequestsPerAcceptedWebhook: perWebhook,
+			},
+			null,
+			2,
+		),
+	);
+	console.log(`wrote ${path.relative(process.cwd(), file)}`);
+
+	await new Promise((r) => bare.close(r));
+	await stack.stop();
+	await linear.stop();
+	await rm(dir, { recursive: true, force: true });
+}
+
+main().catch((err) => {
+	console.error(err);
+	process.exit(1);
+});

@@ -1,0 +1,4 @@
+import { lambdaDeps } from "../shared/lambda";
+import { eventsHandler } from "../shared/pipeline/handlers";
+
+export const handler = eventsHandler(lambdaDeps());

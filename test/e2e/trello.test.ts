@@ -1,3 +1,4 @@
+import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../shared/http/app";
 import { signTrello, type TrelloCard, trelloId } from "../doubles/trello/server";
@@ -238,5 +239,39 @@ describe("Trello deliveries", () => {
 		expect(await again.json()).toEqual({ duplicate: true });
 		await w.waitForRun((first.response as { runId: string }).runId);
 		expect(await runsOf(card)).toHaveLength(1);
+	});
+});
+
+describe("progress comments", () => {
+	it("can be turned off: no start or result comment, but a failure is still reported", async () => {
+		const file = w.env.LISA_CONFIG as string;
+		const original = await readFile(file, "utf8");
+		await writeFile(file, `${original}\ncomments: {enabled: false}\n`);
+		try {
+			const quiet = w.trello.store.addCard(board().id, "Todo", { name: "Quiet success" });
+			const loud = w.trello.store.addCard(board().id, "Todo", {
+				name: "Loud failure",
+				desc: "lisa-fake: exit=2",
+			});
+			const human = w.trello.human();
+			const ids = [];
+			for (const card of [quiet, loud]) {
+				const d = await deliveryOf(human.addLabel(card, "lisa")?.id);
+				ids.push((d.response as { runId: string }).runId);
+			}
+			const [ok, failed] = await Promise.all(ids.map((id) => w.waitForRun(id)));
+			expect([ok?.status, failed?.status]).toEqual(["succeeded", "failed"]);
+			const commentsOn = (card: TrelloCard) =>
+				w.trello.store.actions
+					.filter((a) => a.type === "commentCard" && (a.data.card as { id: string }).id === card.id)
+					.map((a) => String(a.data.text));
+			expect(commentsOn(quiet)).toEqual([]);
+			expect(commentsOn(loud)).toEqual([
+				expect.stringMatching(/^Lisa could not resolve this issue/),
+			]);
+			expect(w.trello.store.listName(quiet)).toBe("In Review");
+		} finally {
+			await writeFile(file, original);
+		}
 	});
 });

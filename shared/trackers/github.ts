@@ -71,7 +71,7 @@ function failure(what: string, err: unknown): TrackerError {
 
 export class GitHubTracker implements Source {
 	readonly name = "github" as const;
-	private login?: Promise<string>;
+	private login?: Promise<string | undefined>;
 
 	constructor(
 		private readonly octokit: Octokit,
@@ -245,8 +245,13 @@ export class GitHubTracker implements Source {
 		if (this.opts.botLogin) return Promise.resolve(this.opts.botLogin);
 		this.login ??= this.octokit.rest.users
 			.getAuthenticated()
-			.then((r) => r.data.login)
+			.then((r): string | undefined => r.data.login)
 			.catch((err) => {
+				// A GitHub App's installation token cannot read /user: without GITHUB_BOT_LOGIN Lisa
+				// cannot tell its own events (its labels are status labels and its comments carry the
+				// marker, so neither triggers a run anyway).
+				const status = (err as { status?: number }).status;
+				if (status === 401 || status === 403 || status === 404) return undefined;
 				throw failure("reading the token's user", err);
 			});
 		this.login.catch(() => {

@@ -21,9 +21,9 @@ const MAX_DESCRIPTION = 64 * 1024;
 export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested): Promise<void> {
 	const runId = msg.runId ?? ulid();
 	let run = await ensureRun(deps, runId, msg);
+	if (isTerminalRun(run.status)) return finalize(deps, runId);
 	// Linear shows an agent as unresponsive without an activity within 10 s: answer first.
 	run = await acknowledgeSession(deps, run);
-	if (isTerminalRun(run.status)) return finalize(deps, runId);
 
 	if (!run.config) {
 		const prepared = await prepare(deps, run);

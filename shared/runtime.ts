@@ -3,6 +3,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
 import { cachedConfig } from "./config/cached";
+import type { ConfigState } from "./config/load";
 import type { SourceName } from "./config/schema";
 import type { ApiDeps } from "./http/deps";
 import type { Launcher } from "./launcher/launcher";
@@ -11,8 +12,10 @@ import type { PipelineDeps } from "./pipeline/deps";
 import { SqsQueue } from "./queue/sqs";
 import type { Settings } from "./settings";
 import { DynamoStore } from "./store/dynamo";
+import { GitHubTracker } from "./trackers/github";
 import { LinearTracker } from "./trackers/linear";
-import { NotConfigured, type Tracker } from "./trackers/tracker";
+import { NotConfigured, type Source } from "./trackers/tracker";
+import { TrelloTracker } from "./trackers/trello";
 
 // Wiring: the same adapters for Lambda and the local stack; only the endpoints and launcher differ.
 
@@ -45,21 +48,42 @@ export function storeAndQueue(settings: Settings): { store: DynamoStore; queue: 
 	};
 }
 
-export function trackerFactory(settings: Settings): (source: SourceName) => Tracker {
-	const made = new Map<SourceName, Tracker>();
-	return (source) => {
-		const existing = made.get(source);
-		if (existing) return existing;
-		let tracker: Tracker;
+/** One adapter per source, made on first use; NotConfigured when its credentials are missing. */
+export function trackerFactory(
+	settings: Settings,
+	config: () => ConfigState,
+): (source: SourceName) => Source {
+	const made = new Map<SourceName, Source>();
+	const make = (source: SourceName): Source => {
 		switch (source) {
 			case "linear":
 				if (!settings.linear.apiKey) throw new NotConfigured("LINEAR_API_KEY is not set");
-				tracker = LinearTracker.fromEnv(settings.linear.apiKey, settings.linear.apiUrl);
-				break;
-			default:
-				throw new NotConfigured(`the ${source} tracker is not available yet`);
+				return LinearTracker.fromEnv(settings.linear.apiKey, settings.linear.apiUrl);
+			case "trello": {
+				const { apiKey, token, apiUrl } = settings.trello;
+				if (!apiKey || !token)
+					throw new NotConfigured("TRELLO_API_KEY and TRELLO_TOKEN must be set");
+				return new TrelloTracker({ apiKey, token }, apiUrl);
+			}
+			case "github": {
+				if (!settings.github.token) throw new NotConfigured("GITHUB_TOKEN is not set");
+				return GitHubTracker.fromEnv(settings.github.token, settings.github.apiUrl, {
+					botLogin: settings.github.botLogin,
+					defaultRepo: () => {
+						const state = config();
+						if (state.status !== "ok") return undefined;
+						return state.config.source_config.team ?? state.config.repos[0]?.slug;
+					},
+				});
+			}
 		}
-		made.set(source, tracker);
+	};
+	return (source) => {
+		let tracker = made.get(source);
+		if (!tracker) {
+			tracker = make(source);
+			made.set(source, tracker);
+		}
 		return tracker;
 	};
 }
@@ -73,12 +97,13 @@ export function createDeps(
 	opts: { launcher: Launcher; log?: Logger },
 ): PipelineDeps & ApiDeps {
 	const base = baseUrl(settings);
+	const config = cachedConfig(settings.configPath);
 	return {
 		settings,
 		...storeAndQueue(settings),
 		launcher: opts.launcher,
-		tracker: trackerFactory(settings),
-		config: cachedConfig(settings.configPath),
+		tracker: trackerFactory(settings, config),
+		config,
 		log: opts.log ?? createLogger("lisa"),
 		now: () => new Date(),
 		newRunId: () => ulid(),

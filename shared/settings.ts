@@ -20,7 +20,8 @@ export interface Settings {
 	/** Where step tasks run in AWS; undefined when the LISA_ECS_* variables are not set. */
 	ecs?: EcsTarget;
 	linear: { apiKey?: string; webhookSecret?: string; apiUrl?: string };
-	github: { token?: string; webhookSecret?: string; apiUrl?: string };
+	/** botLogin: the login Lisa acts as on GitHub when its token is a GitHub App's (`my-app[bot]`). */
+	github: { token?: string; webhookSecret?: string; apiUrl?: string; botLogin?: string };
 	trello: { apiKey?: string; token?: string; appSecret?: string; apiUrl?: string };
 }
 
@@ -73,6 +74,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
 			token: opt(env.GITHUB_TOKEN),
 			webhookSecret: opt(env.GITHUB_WEBHOOK_SECRET),
 			apiUrl: opt(env.GITHUB_API_URL)?.replace(/\/+$/, ""),
+			botLogin: opt(env.GITHUB_BOT_LOGIN),
 		},
 		trello: {
 			apiKey: opt(env.TRELLO_API_KEY),

@@ -35,6 +35,19 @@ export function readiness(
 			);
 		if (settings.linear.apiUrl) ok.push(`Linear API at ${settings.linear.apiUrl}`);
 	}
+	if (source === "trello") {
+		if (!settings.trello.apiKey || !settings.trello.token)
+			missing.push("TRELLO_API_KEY and TRELLO_TOKEN must be set: Lisa cannot read or update cards");
+		if (!settings.trello.appSecret)
+			missing.push("TRELLO_APP_SECRET is not set: /webhooks/trello refuses every delivery (401)");
+		if (settings.trello.apiUrl) ok.push(`Trello API at ${settings.trello.apiUrl}`);
+	}
+	if (!settings.github.webhookSecret)
+		missing.push(
+			source === "github"
+				? "GITHUB_WEBHOOK_SECRET is not set: /webhooks/github refuses every delivery (401)"
+				: "GITHUB_WEBHOOK_SECRET is not set (optional): merged pull requests are not followed up",
+		);
 	if (!env.GITHUB_TOKEN)
 		missing.push("GITHUB_TOKEN is not set: tasks cannot push or open pull requests on GitHub");
 	if (settings.github.apiUrl) ok.push(`GitHub API at ${settings.github.apiUrl}`);
@@ -53,7 +66,8 @@ export function banner(input: {
 		`Lisa is up at ${input.url}`,
 		`  health:        ${input.url}/healthz`,
 		`  runs API:      ${input.url}/api/runs   (Authorization: Bearer ${input.apiToken})`,
-		`  Linear hook:   ${input.publicUrl}/webhooks/linear`,
+		`  webhooks:      ${input.publicUrl}/webhooks/linear | /webhooks/trello | /webhooks/github`,
+		"  polling mode:  npm run lisa -- run (no public URL needed)",
 		`  data dir:      ${input.dataDir}`,
 		"",
 		...input.readiness.ok.map((l) => `  ✓ ${l}`),

@@ -2,6 +2,7 @@ import { defineCommand, runMain } from "citty";
 import { startLocalStack } from "../../infra/local/stack";
 import { loadConfig } from "../config/load";
 import { banner, readiness } from "./doctor";
+import { runCommand } from "./run";
 
 // The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -38,9 +39,45 @@ const start = defineCommand({
 	},
 });
 
+const run = defineCommand({
+	meta: {
+		name: "run",
+		description:
+			"Polling mode (no public URL needed): work through the labelled issues in pick_from, one at a time",
+	},
+	args: {
+		once: { type: "boolean", description: "Resolve one issue, then stop" },
+		watch: { type: "boolean", description: "Keep polling when no issue waits instead of stopping" },
+		issue: { type: "string", description: "Resolve this issue (id, key or URL) only" },
+		limit: { type: "string", default: "0", description: "Stop after N issues (0: no limit)" },
+		"dry-run": { type: "boolean", description: "Print what would happen, change nothing" },
+		interval: { type: "string", default: "30", description: "Seconds between polls with --watch" },
+	},
+	async run({ args }) {
+		const limit = Number.parseInt(args.limit, 10);
+		const interval = Number(args.interval);
+		if (!Number.isInteger(limit) || limit < 0 || !(interval > 0)) {
+			console.error("--limit must be a whole number ≥ 0 and --interval a number of seconds > 0");
+			process.exit(1);
+		}
+		const code = await runCommand(
+			{
+				once: args.once === true,
+				watch: args.watch === true,
+				issue: args.issue,
+				limit,
+				dryRun: args["dry-run"] === true,
+				intervalSeconds: interval,
+			},
+			process.env,
+		);
+		process.exit(code);
+	},
+});
+
 const main = defineCommand({
 	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
-	subCommands: { start },
+	subCommands: { start, run },
 });
 
 runMain(main);

@@ -44,3 +44,29 @@ export function cancelledComment(run: Run, runUrl: string): string {
 		runMarker(run.runId),
 	].join("\n");
 }
+
+/** Posted when the run starts, so the team sees who is on the issue and where to follow it. */
+export function startComment(run: Run, runUrl: string): string {
+	const repos = run.steps.map((s) => s.repo).join(", ");
+	return [
+		`Lisa is working on this issue${repos ? ` (${repos})` : ""}. It will comment again with the pull request or if it fails.`,
+		"",
+		`Run: ${runUrl}`,
+		runMarker(run.runId),
+	].join("\n");
+}
+
+/** Posted when a step of a multi-repository run opened its pull request and the next step starts. */
+export function stepComment(run: Run, stepIndex: number, runUrl: string): string {
+	const step = run.steps[stepIndex];
+	const next = run.steps[stepIndex + 1];
+	return [
+		`Lisa opened a pull request in ${step?.repo ?? "the repository"} (step ${stepIndex + 1} of ${run.steps.length}): ${step?.prUrl ?? "(no URL)"}`,
+		next ? `Next: ${next.repo}.` : "",
+		"",
+		`Run: ${runUrl}`,
+		runMarker(run.runId),
+	]
+		.filter((l, i) => l !== "" || i > 1)
+		.join("\n");
+}

@@ -1,3 +1,5 @@
+import { MARKER_PATTERN } from "./comments";
+
 // Linear trigger rules (DESIGN §7). Pure: decides from the webhook payload alone.
 
 export interface LinearIssueEvent {
@@ -11,6 +13,8 @@ export interface LinearIssueEvent {
 		labels?: { id: string; name: string }[];
 		state?: { id?: string; name?: string; type?: string };
 		team?: { id?: string; key?: string; name?: string };
+		/** Comment events. */
+		body?: string;
 	};
 	updatedFrom?: Record<string, unknown> & { labelIds?: string[]; stateId?: string };
 }
@@ -30,6 +34,8 @@ const same = (a: string | undefined, b: string | undefined) =>
 	a !== undefined && b !== undefined && a.trim().toLowerCase() === b.trim().toLowerCase();
 
 export function linearIssueVerdict(event: LinearIssueEvent, rules: TriggerRules): Verdict {
+	if (event.type === "Comment" && MARKER_PATTERN.test(event.data?.body ?? ""))
+		return { trigger: false, reason: "Lisa's own comment (it carries Lisa's marker)" };
 	if (event.type !== "Issue")
 		return { trigger: false, reason: `${event.type ?? "unknown"} events are not handled` };
 	const data = event.data;

@@ -22,7 +22,9 @@ export function prBody(input: {
 	runId: string;
 	extra?: string;
 }): string {
-	const resolves = input.issueUrl ?? input.issueKey;
+	// A GitHub issue (`owner/name#12`) is linked and closed on merge by its reference.
+	const githubIssue = input.issueKey && /^[\w.-]+\/[\w.-]+#\d+$/.test(input.issueKey);
+	const resolves = githubIssue ? input.issueKey : (input.issueUrl ?? input.issueKey);
 	return [
 		cleanPrBody(input.body) || "- **What**: see the linked issue",
 		input.extra ?? "",

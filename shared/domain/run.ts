@@ -58,8 +58,33 @@ export interface TrackerProgress {
 	links?: boolean;
 	labelRemoved?: boolean;
 	finalComment?: boolean;
+	/** Linear agent session: the first `thought` (and the run link) is posted. */
+	acknowledged?: boolean;
+	/** The "Lisa is working on it" comment (or session action) is posted. */
+	startComment?: boolean;
+	/** Linear agent session: the final `response` or `error` is posted. */
+	sessionFinal?: boolean;
+	/** The issue moved to `source_config.merged` after every PR merged. */
+	merged?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
+}
+
+/** A pull request of the run that was closed, merged or not (from GitHub's webhook). */
+export interface PullRequestClosed {
+	url: string;
+	merged: boolean;
+	at: string;
+	by?: string;
+	mergeCommitSha?: string;
+}
+
+/** A follow-up message written in the run's Linear agent session. */
+export interface SessionPrompt {
+	id: string;
+	body: string;
+	author?: string;
+	at: string;
 }
 
 export interface Run {
@@ -82,6 +107,10 @@ export interface Run {
 	config?: LisaConfig;
 	issue?: IssueSnapshot;
 	tracker: TrackerProgress;
+	/** Set when the run was started by delegating the issue to Lisa's Linear app. */
+	agentSessionId?: string;
+	prompts?: SessionPrompt[];
+	closedPullRequests?: PullRequestClosed[];
 }
 
 type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;
@@ -100,6 +129,7 @@ export function newRun(input: {
 	issueKey?: string;
 	trigger: Trigger;
 	deliveryId?: string;
+	agentSessionId?: string;
 	now: string;
 }): Run {
 	return {
@@ -109,6 +139,7 @@ export function newRun(input: {
 		issueKey: input.issueKey,
 		trigger: input.trigger,
 		deliveryId: input.deliveryId,
+		...(input.agentSessionId ? { agentSessionId: input.agentSessionId } : {}),
 		status: "queued",
 		steps: [],
 		version: 0,

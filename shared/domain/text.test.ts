@@ -63,6 +63,16 @@ describe("PR body", () => {
 			"- x\n\nResolves https://linear.app/a/issue/ENG-1\n\n<!-- lisa:run=01ABC -->",
 		);
 	});
+
+	it("links a GitHub issue by its reference, which GitHub closes on merge", () => {
+		const body = prBody({
+			body: "- x",
+			issueUrl: "https://github.com/acme/api/issues/12",
+			issueKey: "acme/api#12",
+			runId: "01ABC",
+		});
+		expect(body).toBe("- x\n\nResolves acme/api#12\n\n<!-- lisa:run=01ABC -->");
+	});
 });
 
 describe("prompt", () => {

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import type { SourceName } from "../config/schema";
+import type { LisaConfig, SourceName } from "../config/schema";
+import type { EventMessage } from "../queue/messages";
 import type { ApiDeps } from "./deps";
 
 /** How long a delivery id is remembered: GitHub allows manual redelivery for 3 days. */
@@ -10,40 +11,118 @@ const STALE_CLAIM_MS = 60_000;
 export const ignored = (c: Context, reason: string) => c.json({ ignored: reason }, 200);
 
 /**
- * Accepts a verified, relevant delivery: claim its id (a redelivery answers duplicate), enqueue the
- * run request, answer 202. If enqueueing fails the claim is released so the provider's retry wins.
+ * Claims a delivery id (a redelivery answers duplicate), sends the message, answers 202. If sending
+ * fails the claim is released so the provider's retry wins.
  */
-export async function acceptDelivery(
+async function claimAndSend(
 	c: Context,
 	deps: ApiDeps,
-	req: { source: SourceName; deliveryId: string; issueId: string; issueKey?: string },
+	req: { source: SourceName; deliveryId: string; claimId: string },
+	send: (requestedAt: string) => Promise<void>,
+	answer: Record<string, unknown>,
 ): Promise<Response> {
-	const runId = deps.newRunId();
 	const now = deps.now();
-	const claimed = await deps.store.claimDelivery(req.source, req.deliveryId, runId, {
+	const claimed = await deps.store.claimDelivery(req.source, req.deliveryId, req.claimId, {
 		nowMs: now.getTime(),
 		ttlSeconds: DEDUPE_TTL_SECONDS,
 		staleMs: STALE_CLAIM_MS,
 	});
 	if (!claimed) return c.json({ duplicate: true }, 200);
 	try {
-		await deps.queue.send("intake", {
-			type: "run.requested",
-			source: req.source,
-			issueId: req.issueId,
-			issueKey: req.issueKey,
-			trigger: "webhook",
-			deliveryId: req.deliveryId,
-			requestedAt: now.toISOString(),
-			runId,
-		});
+		await send(now.toISOString());
 	} catch (err) {
-		deps.log.error({ err, deliveryId: req.deliveryId }, "could not enqueue a run request");
-		await deps.store.releaseDelivery(req.source, req.deliveryId, runId).catch(() => {});
+		deps.log.error({ err, deliveryId: req.deliveryId }, "could not enqueue a delivery");
+		await deps.store.releaseDelivery(req.source, req.deliveryId, req.claimId).catch(() => {});
 		return c.json({ error: "could not queue the request; retry later" }, 503);
 	}
 	await deps.store.markDeliveryQueued(req.source, req.deliveryId).catch((err) => {
 		deps.log.warn({ err, deliveryId: req.deliveryId }, "delivery claim left pending");
 	});
-	return c.json({ runId }, 202);
+	return c.json(answer, 202);
+}
+
+/** Accepts a verified delivery that starts a run: `run.requested` on the intake queue. */
+export function acceptDelivery(
+	c: Context,
+	deps: ApiDeps,
+	req: {
+		source: SourceName;
+		deliveryId: string;
+		issueId: string;
+		issueKey?: string;
+		agentSessionId?: string;
+	},
+): Promise<Response> {
+	const runId = deps.newRunId();
+	return claimAndSend(
+		c,
+		deps,
+		{ source: req.source, deliveryId: req.deliveryId, claimId: runId },
+		(requestedAt) =>
+			deps.queue.send("intake", {
+				type: "run.requested",
+				source: req.source,
+				issueId: req.issueId,
+				issueKey: req.issueKey,
+				trigger: "webhook",
+				deliveryId: req.deliveryId,
+				requestedAt,
+				runId,
+				...(req.agentSessionId ? { agentSessionId: req.agentSessionId } : {}),
+			}),
+		{ runId },
+	);
+}
+
+/** Accepts a verified delivery about an existing run: a message on the events queue. */
+export function forwardDelivery(
+	c: Context,
+	deps: ApiDeps,
+	req: { source: SourceName; deliveryId: string; message: EventMessage },
+): Promise<Response> {
+	return claimAndSend(
+		c,
+		deps,
+		{ source: req.source, deliveryId: req.deliveryId, claimId: req.message.runId },
+		() => deps.queue.send("events", req.message),
+		{ queued: true, runId: req.message.runId },
+	);
+}
+
+/**
+ * Events Lisa caused itself (its status moves, labels, comments) must never start a run: no loops.
+ * Returns the answer when the actor is Lisa (or cannot be told right now), else undefined.
+ */
+export async function ownActorAnswer(
+	c: Context,
+	deps: ApiDeps,
+	source: SourceName,
+	actorId: string | undefined,
+): Promise<Response | undefined> {
+	if (!actorId) return undefined;
+	let self: string | undefined;
+	try {
+		self = await deps.tracker(source).selfActorId();
+	} catch (err) {
+		deps.log.error({ err, source }, "cannot tell Lisa's own actor");
+		return c.json({ error: "cannot verify the event's actor right now; retry later" }, 503);
+	}
+	if (self && actorId.toLowerCase() === self.toLowerCase())
+		return ignored(c, "the event was caused by Lisa itself");
+	return undefined;
+}
+
+/** The config, or the 503 answer that makes the provider retry once Lisa is configured. */
+export function configOr503(
+	c: Context,
+	deps: ApiDeps,
+): { config: LisaConfig; answer?: undefined } | { config?: undefined; answer: Response } {
+	const state = deps.config();
+	if (state.status === "ok") return { config: state.config };
+	return {
+		answer: c.json(
+			{ error: `Lisa is not configured (${state.status} ${state.file}); retry later` },
+			503,
+		),
+	};
 }

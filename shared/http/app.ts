@@ -5,8 +5,10 @@ import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
 import { DASHBOARD_HTML } from "./dashboard";
 import type { ApiDeps } from "./deps";
+import { githubWebhook } from "./github-webhook";
 import { linearWebhook } from "./linear-webhook";
 import { runsRoutes } from "./runs";
+import { trelloWebhook } from "./trello-webhook";
 
 /** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
@@ -44,6 +46,10 @@ export function createApp(deps: ApiDeps): Hono {
 		}),
 	);
 	webhooks.post("/linear", (c) => linearWebhook(c, deps));
+	// Trello checks the callback URL with a HEAD (served by this GET route) before creating a webhook.
+	webhooks.get("/trello", (c) => c.body(null, 200));
+	webhooks.post("/trello", (c) => trelloWebhook(c, deps));
+	webhooks.post("/github", (c) => githubWebhook(c, deps));
 	app.route("/webhooks", webhooks);
 
 	const token = deps.settings.apiToken;

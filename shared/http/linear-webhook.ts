@@ -1,16 +1,19 @@
 import { LINEAR_WEBHOOK_SIGNATURE_HEADER, LinearWebhookClient } from "@linear/sdk/webhooks";
 import type { Context } from "hono";
+import { type AgentSessionEvent, agentSessionVerdict } from "../domain/linear-session";
 import { type LinearIssueEvent, linearIssueVerdict } from "../domain/linear-trigger";
-import { acceptDelivery, ignored } from "./accept";
+import { isTerminalRun } from "../domain/states";
+import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
 import type { ApiDeps } from "./deps";
 
 /**
  * `POST /webhooks/linear`: signature over the raw body and the signed timestamp (±60 s) checked by
  * @linear/sdk's webhook client; fails closed without a secret; dedupes on `Linear-Delivery`.
+ * Handles Issue events (the label trigger) and AgentSessionEvent (the issue delegated to Lisa).
  */
 export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response> {
 	const raw = Buffer.from(await c.req.arrayBuffer());
-	let payload: LinearIssueEvent;
+	let payload: LinearIssueEvent & AgentSessionEvent;
 	try {
 		payload = JSON.parse(raw.toString("utf8"));
 	} catch {
@@ -27,14 +30,15 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 		return c.json({ error: (err as Error).message }, 401);
 	}
 
-	const state = deps.config();
-	if (state.status !== "ok")
-		return c.json(
-			{ error: `Lisa is not configured (${state.status} ${state.file}); retry later` },
-			503,
-		);
-	const { config } = state;
+	const { config, answer } = configOr503(c, deps);
+	if (!config) return answer;
 	if (config.source !== "linear") return ignored(c, `the configured source is ${config.source}`);
+	const deliveryId = c.req.header("linear-delivery");
+
+	if (payload.type === "AgentSessionEvent") {
+		if (!deliveryId) return c.json({ error: "missing Linear-Delivery header" }, 400);
+		return agentSessionEvent(c, deps, payload, deliveryId);
+	}
 
 	const verdict = linearIssueVerdict(payload, {
 		label: config.source_config.label,
@@ -42,25 +46,65 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 		team: config.source_config.team,
 	});
 	if (!verdict.trigger) return ignored(c, verdict.reason);
+	// Lisa's own status moves (e.g. back to pick_from) must never start a run.
+	const own = await ownActorAnswer(c, deps, "linear", verdict.actorId);
+	if (own) return own;
 
-	// Lisa's own status moves (e.g. back to pick_from) must never start a run: no loops.
-	if (verdict.actorId) {
-		let self: string | undefined;
-		try {
-			self = await deps.tracker("linear").selfActorId();
-		} catch (err) {
-			deps.log.error({ err }, "cannot tell Lisa's own Linear actor");
-			return c.json({ error: "cannot verify the event's actor right now; retry later" }, 503);
-		}
-		if (self && verdict.actorId === self) return ignored(c, "the event was caused by Lisa itself");
-	}
-
-	const deliveryId = c.req.header("linear-delivery");
 	if (!deliveryId) return c.json({ error: "missing Linear-Delivery header" }, 400);
 	return acceptDelivery(c, deps, {
 		source: "linear",
 		deliveryId,
 		issueId: verdict.issueId,
 		issueKey: verdict.issueKey,
+	});
+}
+
+/** created → start a run in the session; prompted → record it on the run, or stop the run. */
+async function agentSessionEvent(
+	c: Context,
+	deps: ApiDeps,
+	payload: AgentSessionEvent,
+	deliveryId: string,
+): Promise<Response> {
+	const verdict = agentSessionVerdict(payload);
+	if (verdict.kind === "ignore") return ignored(c, verdict.reason);
+	if (verdict.kind === "start")
+		return acceptDelivery(c, deps, {
+			source: "linear",
+			deliveryId,
+			issueId: verdict.issueId,
+			issueKey: verdict.issueKey,
+			agentSessionId: verdict.sessionId,
+		});
+
+	const run = (await deps.store.runsOfIssue("linear", verdict.issueId)).find(
+		(r) => r.agentSessionId === verdict.sessionId,
+	);
+	if (!run) return ignored(c, `no run belongs to agent session ${verdict.sessionId}`);
+	const requestedAt = deps.now().toISOString();
+	if (verdict.kind === "stop") {
+		if (isTerminalRun(run.status)) return ignored(c, `run ${run.runId} already ${run.status}`);
+		return forwardDelivery(c, deps, {
+			source: "linear",
+			deliveryId,
+			message: {
+				type: "run.cancel",
+				runId: run.runId,
+				reason: `stopped in Linear${verdict.by ? ` by ${verdict.by}` : ""}`,
+				requestedAt,
+			},
+		});
+	}
+	return forwardDelivery(c, deps, {
+		source: "linear",
+		deliveryId,
+		message: {
+			type: "session.prompted",
+			runId: run.runId,
+			activityId: verdict.activityId,
+			body: verdict.body,
+			author: verdict.author,
+			requestedAt,
+		},
 	});
 }

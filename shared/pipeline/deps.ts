@@ -4,7 +4,7 @@ import type { Launcher } from "../launcher/launcher";
 import type { Logger } from "../log";
 import type { Queue } from "../queue/sqs";
 import type { DynamoStore } from "../store/dynamo";
-import type { Tracker } from "../trackers/tracker";
+import type { Source } from "../trackers/tracker";
 
 /** Everything the intake, events and sweeper handlers use; built once per process. */
 export interface PipelineDeps {
@@ -12,7 +12,7 @@ export interface PipelineDeps {
 	queue: Queue;
 	launcher: Launcher;
 	/** Throws NotConfigured when the source has no credentials. */
-	tracker(source: SourceName): Tracker;
+	tracker(source: SourceName): Source;
 	config(): ConfigState;
 	log: Logger;
 	now(): Date;

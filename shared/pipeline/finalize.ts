@@ -1,11 +1,15 @@
 import { cancelledComment, failureComment, successComment } from "../domain/comments";
+import { finalActivity } from "../domain/linear-session";
 import { prUrls, type Run, type TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
-import { NotConfigured, type Tracker, TrackerError } from "../trackers/tracker";
+import { labelToRemove, workflowStates } from "../domain/workflow";
+import { NotConfigured, type Source, TrackerError } from "../trackers/tracker";
 import type { PipelineDeps } from "./deps";
-import { mutate, note } from "./mutate";
+import { note } from "./mutate";
+import { recordProgress } from "./report";
 
 type Effect = keyof TrackerProgress;
+type Perform = (t: Source, r: Run) => Promise<void>;
 
 /**
  * Tells the tracker how a finished run ended: status, PR links, label, comment. Each effect is
@@ -17,7 +21,7 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 	if (!run || !isTerminalRun(run.status) || run.tracker.done) return;
 
 	const effects = plannedEffects(run, deps);
-	let tracker: Tracker | undefined;
+	let tracker: Source | undefined;
 	try {
 		tracker = effects.length ? deps.tracker(run.source) : undefined;
 	} catch (err) {
@@ -33,44 +37,50 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 			if (err instanceof TrackerError && err.transient) throw err;
 			await note(deps, runId, "tracker.error", (err as Error).message);
 		}
-		run = (await record(deps, runId, { [effect]: true })) ?? run;
+		run = (await recordProgress(deps, runId, { [effect]: true })) ?? run;
 	}
-	await record(deps, runId, { done: true });
+	await recordProgress(deps, runId, { done: true });
 	if (run.issueId) await deps.store.releaseIssueLock(run.source, run.issueId, runId);
 }
 
-async function record(deps: PipelineDeps, runId: string, progress: TrackerProgress) {
-	const res = await mutate(deps, runId, (r) => ({
-		patch: { set: { tracker: { ...r.tracker, ...progress } } },
-	}));
-	return res?.run;
+function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
+	const effects = run.issue && !run.tracker.skip ? issueEffects(run, deps) : [];
+	// A session run answers in its session whatever happened to the issue (even a lost lock race).
+	const sessionId = run.agentSessionId;
+	if (sessionId)
+		effects.push([
+			"sessionFinal",
+			async (t, r) => {
+				await t.sessions?.activity(sessionId, finalActivity(r, deps.runUrl(r.runId)));
+			},
+		]);
+	return effects;
 }
 
-function plannedEffects(
-	run: Run,
-	deps: PipelineDeps,
-): [Effect, (t: Tracker, r: Run) => Promise<void>][] {
-	// No issue fetched (or the run lost an issue-lock race): nothing in the tracker to update.
-	if (!run.issue || run.tracker.skip) return [];
+/** The issue's status, PR links, label and comment (a session run answers in the session instead). */
+function issueEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
 	const sc = run.config?.source_config;
-	const commentsOn = run.config?.comments.enabled ?? true;
+	const workflow = sc ? workflowStates(sc) : [];
+	const inSession = run.agentSessionId !== undefined;
+	const commentsOn = !inSession && (run.config?.comments.enabled ?? true);
 	const url = deps.runUrl(run.runId);
-	const id = run.issue.id;
-	const effects: [Effect, (t: Tracker, r: Run) => Promise<void>][] = [];
+	const id = run.issue?.id ?? run.issueId;
+	const effects: [Effect, Perform][] = [];
 
 	if (run.status === "succeeded") {
-		if (sc) effects.push(["finalStatus", (t) => t.moveTo(id, sc.done)]);
+		if (sc) effects.push(["finalStatus", (t) => t.moveTo(id, sc.done, workflow)]);
 		effects.push(["links", attachLinks]);
-		const label = sc && (sc.remove_label === true ? sc.label : sc.remove_label || undefined);
+		const label = sc && labelToRemove(sc);
 		if (label) effects.push(["labelRemoved", (t) => t.removeLabel(id, label)]);
 		if (commentsOn) effects.push(["finalComment", (t, r) => t.comment(id, successComment(r, url))]);
 		return effects;
 	}
 	// Failed or cancelled: give the issue back to the queue it came from, and say why.
 	const returnTo = sc && run.tracker.started ? sc.pick_from : undefined;
-	if (returnTo) effects.push(["finalStatus", (t) => t.moveTo(id, returnTo)]);
+	if (returnTo) effects.push(["finalStatus", (t) => t.moveTo(id, returnTo, workflow)]);
 	if (prUrls(run).length) effects.push(["links", attachLinks]);
-	if (commentsOn || run.status === "failed")
+	// Failures are always reported (in the session for a session run).
+	if (commentsOn || (run.status === "failed" && !inSession))
 		effects.push([
 			"finalComment",
 			(t, r) =>
@@ -82,7 +92,7 @@ function plannedEffects(
 	return effects;
 }
 
-async function attachLinks(t: Tracker, run: Run): Promise<void> {
+async function attachLinks(t: Source, run: Run): Promise<void> {
 	const id = run.issue?.id ?? run.issueId;
 	for (const pr of prUrls(run)) await t.attachLink(id, pr, pullRequestTitle(pr));
 }

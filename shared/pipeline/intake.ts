@@ -2,11 +2,13 @@ import { ulid } from "ulid";
 import { cancelPatch, failPatch } from "../domain/progress";
 import { type IssueSnapshot, newRun, newStep, pickRepo, type Run } from "../domain/run";
 import { isTerminalRun, nextRunStatus } from "../domain/states";
+import { workflowStates } from "../domain/workflow";
 import type { RunRequested } from "../queue/messages";
 import { NotConfigured, TrackerError } from "../trackers/tracker";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
+import { acknowledgeSession, recordProgress, reportStart } from "./report";
 import { claimLaunch, startTask } from "./steps";
 
 const MAX_DESCRIPTION = 64 * 1024;
@@ -20,6 +22,8 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 	const runId = msg.runId ?? ulid();
 	let run = await ensureRun(deps, runId, msg);
 	if (isTerminalRun(run.status)) return finalize(deps, runId);
+	// Linear shows an agent as unresponsive without an activity within 10 s: answer first.
+	run = await acknowledgeSession(deps, run);
 
 	if (!run.config) {
 		const prepared = await prepare(deps, run);
@@ -29,6 +33,7 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 	if (run.status === "queued" || isTerminalRun(run.status)) return finalize(deps, runId);
 
 	if (!run.tracker.started) run = await markStarted(deps, run);
+	if (!run.tracker.startComment) run = await reportStart(deps, run);
 
 	const claimed = await claimLaunch(deps, runId, 0);
 	if (claimed) await startTask(deps, claimed, 0);
@@ -44,6 +49,7 @@ async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): 
 		issueKey: msg.issueKey,
 		trigger: msg.trigger,
 		deliveryId: msg.deliveryId,
+		agentSessionId: msg.agentSessionId,
 		now: deps.now().toISOString(),
 	});
 	if (await deps.store.createRun(run)) {
@@ -53,7 +59,12 @@ async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): 
 			"run.requested",
 			`run requested by ${msg.trigger} for ${msg.issueKey ?? msg.issueId}`,
 			{
-				data: { trigger: msg.trigger, deliveryId: msg.deliveryId, retryOf: msg.retryOf },
+				data: {
+					trigger: msg.trigger,
+					deliveryId: msg.deliveryId,
+					retryOf: msg.retryOf,
+					agentSessionId: msg.agentSessionId,
+				},
 			},
 		);
 		return run;
@@ -140,19 +151,16 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 }
 
 async function markStarted(deps: PipelineDeps, run: Run): Promise<Run> {
-	const target = run.config?.source_config.in_progress;
-	if (target && run.issue) {
+	const sc = run.config?.source_config;
+	if (sc && run.issue) {
 		try {
-			await deps.tracker(run.source).moveTo(run.issue.id, target);
-			await note(deps, run.runId, "tracker.moved", `issue moved to "${target}"`);
+			await deps.tracker(run.source).moveTo(run.issue.id, sc.in_progress, workflowStates(sc));
+			await note(deps, run.runId, "tracker.moved", `issue moved to "${sc.in_progress}"`);
 		} catch (err) {
 			if (err instanceof TrackerError && err.transient) throw err;
 			// A wrong state name must not block the work; it is visible on the run.
 			await note(deps, run.runId, "tracker.error", (err as Error).message);
 		}
 	}
-	const res = await mutate(deps, run.runId, (r) =>
-		r.tracker.started ? {} : { patch: { set: { tracker: { ...r.tracker, started: true } } } },
-	);
-	return res?.run ?? run;
+	return (await recordProgress(deps, run.runId, { started: true })) ?? run;
 }

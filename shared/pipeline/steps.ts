@@ -1,10 +1,11 @@
 import { cancelPatch, decideOnStepFinished } from "../domain/progress";
 import type { Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
-import type { CancelRequested, EventMessage, StepFinished } from "../queue/messages";
+import type { CancelRequested, StepFinished } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
+import { reportStep } from "./report";
 
 const DEFAULT_MAX_ATTEMPTS = 3;
 
@@ -104,6 +105,7 @@ export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished):
 				data: reportData(msg),
 			});
 			await startTask(deps, run, decision.stepIndex);
+			await reportStep(deps, run, msg.stepIndex);
 			return;
 		case "finish":
 			await note(
@@ -154,8 +156,4 @@ export async function handleCancel(deps: PipelineDeps, msg: CancelRequested): Pr
 		await note(deps, msg.runId, "run.cancelled", msg.reason);
 	}
 	await finalize(deps, msg.runId);
-}
-
-export function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void> {
-	return msg.type === "run.cancel" ? handleCancel(deps, msg) : handleStepFinished(deps, msg);
 }

@@ -15,6 +15,8 @@ export const runRequestedSchema = z.object({
 	runId: z.string().min(1).optional(),
 	/** For `retry`: the run this one retries. */
 	retryOf: z.string().optional(),
+	/** The Linear agent session that asked for the run (the issue was delegated to Lisa). */
+	agentSessionId: z.string().optional(),
 });
 export type RunRequested = z.infer<typeof runRequestedSchema>;
 
@@ -41,9 +43,34 @@ export const cancelRequestedSchema = z.object({
 });
 export type CancelRequested = z.infer<typeof cancelRequestedSchema>;
 
+/** A follow-up written in a run's Linear agent session. */
+export const sessionPromptedSchema = z.object({
+	type: z.literal("session.prompted"),
+	runId: z.string().min(1),
+	activityId: z.string().min(1),
+	body: z.string(),
+	author: z.string().optional(),
+	requestedAt: z.string(),
+});
+export type SessionPrompted = z.infer<typeof sessionPromptedSchema>;
+
+/** One of a run's pull requests was closed, merged or not (GitHub's `pull_request` webhook). */
+export const pullRequestClosedSchema = z.object({
+	type: z.literal("pr.closed"),
+	runId: z.string().min(1),
+	prUrl: z.string().min(1),
+	merged: z.boolean(),
+	at: z.string(),
+	by: z.string().optional(),
+	mergeCommitSha: z.string().optional(),
+});
+export type PullRequestClosedMessage = z.infer<typeof pullRequestClosedSchema>;
+
 export const eventMessageSchema = z.discriminatedUnion("type", [
 	stepFinishedSchema,
 	cancelRequestedSchema,
+	sessionPromptedSchema,
+	pullRequestClosedSchema,
 ]);
 export type EventMessage = z.infer<typeof eventMessageSchema>;
 

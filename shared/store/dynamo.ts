@@ -443,6 +443,18 @@ export class DynamoStore {
 		}
 	}
 
+	/** The run holding the issue's lock, if any (it may have finished without releasing it yet). */
+	async issueLockHolder(source: string, issueId: string): Promise<string | undefined> {
+		const out = await this.doc.send(
+			new GetCommand({
+				TableName: this.table,
+				Key: key.issueLock(source, issueId),
+				ConsistentRead: true,
+			}),
+		);
+		return typeof out.Item?.runId === "string" ? out.Item.runId : undefined;
+	}
+
 	async releaseIssueLock(source: string, issueId: string, runId: string): Promise<void> {
 		try {
 			await this.doc.send(

@@ -1,5 +1,13 @@
 import { LinearClient, LinearError, LinearErrorType } from "@linear/sdk";
-import { type Tracker, TrackerError, type TrackerIssue } from "./tracker";
+import { sameName } from "../domain/workflow";
+import {
+	type AgentSessions,
+	type IssueQuery,
+	type SessionActivity,
+	type Source,
+	type SourceIssue,
+	TrackerError,
+} from "./tracker";
 
 const TRANSIENT: ReadonlySet<string> = new Set([
 	LinearErrorType.Ratelimited,
@@ -25,18 +33,69 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
 	}
 }
 
-/** Linear through @linear/sdk. Workflow states are resolved by name within the issue's team. */
-export class LinearTracker implements Tracker {
-	readonly source = "linear" as const;
+/** The original CLI's polling query: one request, blockers included (seeds-originals §A5). */
+const NEXT_ISSUES = `query LisaNextIssues($filter: IssueFilter!, $first: Int!) {
+  issues(filter: $filter, first: $first) {
+    nodes {
+      id identifier title description url priority team { id }
+      labels(first: 50) { nodes { name } }
+      inverseRelations(first: 50) { nodes { type issue { identifier state { type } } } }
+    }
+  }
+}`;
+
+interface NextIssueNode {
+	id: string;
+	identifier: string;
+	title: string;
+	description?: string | null;
+	url: string;
+	priority: number;
+	team?: { id: string } | null;
+	labels: { nodes: { name: string }[] };
+	inverseRelations: {
+		nodes: {
+			type: string;
+			issue?: { identifier: string; state?: { type: string } | null } | null;
+		}[];
+	};
+}
+
+/** Priority order of the original CLI: 1 urgent … 4 low, then 0 (none) last. */
+const rank = (priority: number) => (priority === 0 ? 5 : priority);
+
+/** The open blockers of an issue: `blocks` relations whose blocker is not completed or canceled. */
+export function openBlockers(node: Pick<NextIssueNode, "inverseRelations">): string[] {
+	return node.inverseRelations.nodes
+		.filter(
+			(r) => r.type === "blocks" && !["completed", "canceled"].includes(r.issue?.state?.type ?? ""),
+		)
+		.map((r) => r.issue?.identifier ?? "?");
+}
+
+/**
+ * Linear through @linear/sdk. Workflow states are resolved by name within the issue's team.
+ * `LINEAR_API_KEY` is a personal API key, or the OAuth access token of Lisa's Linear app
+ * (`lin_oauth_…`, installed with actor=app), which agent sessions need.
+ */
+export class LinearTracker implements Source {
+	readonly name = "linear" as const;
+	readonly sessions: AgentSessions;
 	private viewerId?: Promise<string>;
 
-	constructor(private readonly client: LinearClient) {}
-
-	static fromEnv(apiKey: string, apiUrl?: string): LinearTracker {
-		return new LinearTracker(new LinearClient({ apiKey, ...(apiUrl ? { apiUrl } : {}) }));
+	constructor(private readonly client: LinearClient) {
+		this.sessions = {
+			activity: (sessionId, content) => this.activity(sessionId, content),
+			link: (sessionId, url, label) => this.link(sessionId, url, label),
+		};
 	}
 
-	fetchIssue(ref: string): Promise<TrackerIssue> {
+	static fromEnv(apiKey: string, apiUrl?: string): LinearTracker {
+		const auth = apiKey.startsWith("lin_oauth_") ? { accessToken: apiKey } : { apiKey };
+		return new LinearTracker(new LinearClient({ ...auth, ...(apiUrl ? { apiUrl } : {}) }));
+	}
+
+	fetchIssue(ref: string): Promise<SourceIssue> {
 		const id = linearIssueRef(ref);
 		return call(`fetching issue ${id}`, async () => {
 			const issue = await this.client.issue(id).catch((err) => {
@@ -55,6 +114,36 @@ export class LinearTracker implements Tracker {
 		});
 	}
 
+	nextIssues(query: IssueQuery, limit = 50): Promise<SourceIssue[]> {
+		const filter: Record<string, unknown> = {
+			labels: { some: { name: { eqIgnoreCase: query.label } } },
+			state: { name: { eqIgnoreCase: query.state } },
+		};
+		if (query.team)
+			filter.team = {
+				or: [{ key: { eqIgnoreCase: query.team } }, { name: { eqIgnoreCase: query.team } }],
+			};
+		if (query.project) filter.project = { name: { eqIgnoreCase: query.project } };
+		return call(`listing issues labelled "${query.label}" in "${query.state}"`, async () => {
+			const res = await this.client.client.rawRequest<
+				{ issues: { nodes: NextIssueNode[] } },
+				{ filter: Record<string, unknown>; first: number }
+			>(NEXT_ISSUES, { filter, first: Math.min(limit, 50) });
+			return (res.data?.issues.nodes ?? [])
+				.filter((n) => openBlockers(n).length === 0)
+				.sort((a, b) => rank(a.priority) - rank(b.priority))
+				.map((n) => ({
+					id: n.id,
+					key: n.identifier,
+					title: n.title,
+					description: n.description ?? "",
+					url: n.url,
+					teamId: n.team?.id,
+					labels: n.labels.nodes.map((l) => l.name),
+				}));
+		});
+	}
+
 	moveTo(issueId: string, stateName: string): Promise<void> {
 		return call(`moving ${issueId} to "${stateName}"`, async () => {
 			const issue = await this.client.issue(issueId);
@@ -63,8 +152,7 @@ export class LinearTracker implements Tracker {
 				filter: { team: { id: { eq: issue.teamId } } },
 				first: 100,
 			});
-			const wanted = stateName.trim().toLowerCase();
-			const state = states.nodes.find((s) => s.name.trim().toLowerCase() === wanted);
+			const state = states.nodes.find((s) => sameName(s.name, stateName));
 			if (!state)
 				throw new TrackerError(
 					`workflow state "${stateName}" not found in the team of ${issue.identifier}; available: ${states.nodes
@@ -96,8 +184,7 @@ export class LinearTracker implements Tracker {
 		return call(`removing label "${label}" from ${issueId}`, async () => {
 			const issue = await this.client.issue(issueId);
 			const labels = await issue.labels({ first: 100 });
-			const wanted = label.trim().toLowerCase();
-			const keep = labels.nodes.filter((l) => l.name.trim().toLowerCase() !== wanted);
+			const keep = labels.nodes.filter((l) => !sameName(l.name, label));
 			if (keep.length === labels.nodes.length) return;
 			const result = await this.client.updateIssue(issue.id, { labelIds: keep.map((l) => l.id) });
 			if (!result.success) throw new TrackerError("Linear refused the label change", true);
@@ -111,5 +198,21 @@ export class LinearTracker implements Tracker {
 			this.viewerId = undefined;
 		});
 		return this.viewerId;
+	}
+
+	private activity(sessionId: string, content: SessionActivity): Promise<void> {
+		return call(`posting a ${content.type} to agent session ${sessionId}`, async () => {
+			const result = await this.client.createAgentActivity({ agentSessionId: sessionId, content });
+			if (!result.success) throw new TrackerError("Linear refused the agent activity", true);
+		});
+	}
+
+	private link(sessionId: string, url: string, label: string): Promise<void> {
+		return call(`linking agent session ${sessionId}`, async () => {
+			const result = await this.client.updateAgentSession(sessionId, {
+				addedExternalUrls: [{ url, label }],
+			});
+			if (!result.success) throw new TrackerError("Linear refused the session update", true);
+		});
 	}
 }

@@ -1,27 +1,59 @@
 import type { SourceName } from "../config/schema";
+import type { SessionActivity } from "../domain/linear-session";
 
-// The tracker port: what the pipeline needs from Linear, Trello or GitHub Issues.
+export type { SessionActivity };
 
-export interface TrackerIssue {
+// The source port: what the pipeline needs from Linear, Trello or GitHub Issues.
+
+export interface SourceIssue {
 	id: string;
 	key?: string;
 	title: string;
 	description: string;
 	url?: string;
+	/** Linear team id, Trello board id, GitHub owner/name. */
 	teamId?: string;
+	/** Label names, when the tracker returns them with the issue. */
+	labels?: string[];
 }
 
-export interface Tracker {
-	readonly source: SourceName;
-	/** By id, key (ENG-123) or URL. Throws TrackerError (not transient) when it does not exist. */
-	fetchIssue(ref: string): Promise<TrackerIssue>;
-	/** Moves the issue to the workflow state / list / status label with this name. */
-	moveTo(issueId: string, stateName: string): Promise<void>;
+/** Which issues wait for Lisa: labelled `label` and in `state` (names as in the config). */
+export interface IssueQuery {
+	/** Linear team key/name, Trello board name, GitHub owner/name. */
+	team?: string;
+	/** Linear project name. */
+	project?: string;
+	label: string;
+	state: string;
+	/** Every state name of the workflow (pick_from, in_progress, done, merged). */
+	workflow: string[];
+}
+
+/** Linear agent sessions: the native surface for runs started by delegating an issue to Lisa. */
+export interface AgentSessions {
+	activity(sessionId: string, content: SessionActivity): Promise<void>;
+	/** Shows a link (the run's dashboard page) on the session. */
+	link(sessionId: string, url: string, label: string): Promise<void>;
+}
+
+export interface Source {
+	readonly name: SourceName;
+	/** By id, key (ENG-123, owner/name#12, a card's short link) or URL. Throws TrackerError (not transient) when it does not exist. */
+	fetchIssue(ref: string): Promise<SourceIssue>;
+	/** Issues matching the query in the order to work on them: the first is the next issue. */
+	nextIssues(query: IssueQuery, limit?: number): Promise<SourceIssue[]>;
+	/**
+	 * Moves the issue to the workflow state / list / status label with this name; `workflow` names
+	 * every state of the workflow, so a tracker that shows states as labels drops the previous one.
+	 */
+	moveTo(issueId: string, state: string, workflow?: string[]): Promise<void>;
 	comment(issueId: string, body: string): Promise<void>;
 	attachLink(issueId: string, url: string, title: string): Promise<void>;
 	removeLabel(issueId: string, label: string): Promise<void>;
-	/** The id of the actor Lisa acts as, so its own changes never trigger a run. */
+	/** The id (GitHub: login) of the actor Lisa acts as, so its own changes never trigger a run. */
 	selfActorId(): Promise<string | undefined>;
+	/** Only trackers with native agent sessions (Linear). */
+	readonly sessions?: AgentSessions;
 }
 
 /** A tracker call that failed; `transient` failures are retried, the others are reported. */

@@ -50,7 +50,8 @@ describe("webhook → pull request, on the local stack", () => {
 		expect(pr?.body).toContain("- **What**: Fix login redirect");
 		expect(run.prUrls).toEqual([pr?.html_url]);
 
-		// The tracker: In Progress, then In Review; the PR attached; a comment with the PR and run link.
+		// The tracker: In Progress, then In Review; the PR attached; a comment when the run started
+		// and one with the PR, both with the run link.
 		const moves = w.linear.state.issueUpdates
 			.filter((u) => u.issueId === issue.id && u.input.stateId)
 			.map((u) => w.linear.state.states.find((s) => s.id === u.input.stateId)?.name);
@@ -60,9 +61,11 @@ describe("webhook → pull request, on the local stack", () => {
 		const attachments = w.linear.state.attachments.filter((a) => a.issueId === issue.id);
 		expect(attachments.map((a) => a.url)).toEqual([pr?.html_url]);
 		const comments = w.linear.state.comments.filter((c) => c.issueId === issue.id);
-		expect(comments).toHaveLength(1);
-		expect(comments[0]?.body).toContain(pr?.html_url);
+		expect(comments).toHaveLength(2);
+		expect(comments[0]?.body).toMatch(/^Lisa is working on this issue \(api\)/);
 		expect(comments[0]?.body).toContain(run.links.dashboard);
+		expect(comments[1]?.body).toContain(pr?.html_url);
+		expect(comments[1]?.body).toContain(run.links.dashboard);
 
 		// The agent ran with the DESIGN §9 argv, without CLAUDECODE and without Lisa's secrets.
 		const calls = await w.agents.calls();
@@ -110,9 +113,43 @@ describe("failures are visible in the API and the tracker", () => {
 		expect(w.linear.stateName(issue)).toBe("Todo");
 		expect(w.linear.labelNames(issue)).toContain("lisa");
 		const comments = w.linear.state.comments.filter((c) => c.issueId === issue.id);
-		expect(comments).toHaveLength(1);
-		expect(comments[0]?.body).toMatch(/could not resolve this issue: claude exited with code 3/);
-		expect(comments[0]?.body).toContain('back in "Todo"');
+		expect(comments).toHaveLength(2);
+		expect(comments[1]?.body).toMatch(/could not resolve this issue: claude exited with code 3/);
+		expect(comments[1]?.body).toContain('back in "Todo"');
+
+		// Lisa's own move back to Todo (the issue is labelled: a person doing this would start a run)
+		// and its own comment come back as webhooks; neither starts a second run.
+		const viewer = w.linear.state.viewer;
+		const ownMove = JSON.stringify(
+			issueWebhook({
+				action: "update",
+				issue,
+				double: w.linear,
+				updatedFrom: { stateId: w.linear.state.states.find((s) => s.name === "In Progress")?.id },
+				actor: { id: viewer.id, name: viewer.name },
+			}),
+		);
+		const last = comments[1];
+		const ownComment = JSON.stringify({
+			action: "create",
+			type: "Comment",
+			actor: { id: viewer.id, name: viewer.name, type: "user" },
+			createdAt: last?.createdAt,
+			data: { id: last?.id, body: last?.body, issueId: issue.id, userId: viewer.id },
+			url: issue.url,
+			organizationId: w.linear.state.organization.id,
+			webhookId: "wh-1",
+			webhookTimestamp: Date.now(),
+		});
+		expect(await (await w.sendWebhook(ownMove)).json()).toEqual({
+			ignored: "the event was caused by Lisa itself",
+		});
+		expect(await (await w.sendWebhook(ownComment)).json()).toEqual({
+			ignored: "Lisa's own comment (it carries Lisa's marker)",
+		});
+		expect(
+			(await w.stack?.deps.store.runsOfIssue("linear", issue.id))?.map((r) => r.runId),
+		).toEqual([runId]);
 		expect(w.github.pulls("acme/api").some((p) => p.head.ref.includes("break-things"))).toBe(false);
 	});
 
@@ -189,7 +226,8 @@ describe("webhook intake", () => {
 			status: "cancelled",
 			error: expect.stringMatching(/already has an active run/),
 		});
-		expect(w.linear.state.comments.filter((c) => c.issueId === issue.id)).toHaveLength(1);
+		// The first run's start and result; the cancelled duplicate leaves the issue alone.
+		expect(w.linear.state.comments.filter((c) => c.issueId === issue.id)).toHaveLength(2);
 	});
 
 	it("(d) rejects bad deliveries with 401/401/401/401/400/413 and starts no run", async () => {

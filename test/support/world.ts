@@ -7,11 +7,16 @@ import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
 import { type LinearDouble, startLinearDouble } from "../doubles/linear/server";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
+import { startTrelloDouble, type TrelloDouble } from "../doubles/trello/server";
 import { type BareRepo, bareRepo } from "./git";
 
 export const WEBHOOK_SECRET = "lin_whs_testsecret0123456789abcdef";
+export const GITHUB_WEBHOOK_SECRET = "gh-webhook-secret-0123456789";
+export const TRELLO_BOARD = "Web";
 
 export interface WorldOptions {
+	/** The tracker the generated config uses (default linear). */
+	source?: "linear" | "trello" | "github";
 	/** Extra YAML appended to the generated config. */
 	configExtra?: string;
 	/** Replace the generated config entirely. */
@@ -26,6 +31,8 @@ export interface World {
 	repo: BareRepo;
 	linear: LinearDouble;
 	github: GitHubDouble;
+	/** Trello double with board "Web" (lists Todo, In Progress, In Review, Merged; labels lisa, bug). */
+	trello: TrelloDouble;
 	agents: FakeAgents;
 	env: NodeJS.ProcessEnv;
 	stack?: LocalStack;
@@ -37,6 +44,8 @@ export interface World {
 		description?: string,
 		labels?: string[],
 	): ReturnType<LinearDouble["addIssue"]>;
+	/** POSTs a raw body to a path of the stack. */
+	post(p: string, body: string, headers: Record<string, string>): Promise<Response>;
 	/** POSTs a signed Issue webhook; returns the response. */
 	sendWebhook(body: string, headers?: Record<string, string>): Promise<Response>;
 	createdWebhook(issue: ReturnType<LinearDouble["addIssue"]>): string;
@@ -79,14 +88,26 @@ export async function createWorld(opts: WorldOptions = {}): Promise<World> {
 	linear.addLabel(team.id, "lisa");
 	linear.addLabel(team.id, "bug");
 	const github = await startGitHubDouble({ repos: { "acme/api": repo.path } });
+	const trello = await startTrelloDouble();
+	trello.store.addBoard(
+		TRELLO_BOARD,
+		["Todo", "In Progress", "In Review", "Merged"],
+		["lisa", "bug"],
+	);
 	const agents = await installFakeAgents(dir);
 	const configFile = path.join(dir, "config.yaml");
+	const sourceConfig = {
+		linear:
+			"source: linear\nsource_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}",
+		trello: `source: trello\nsource_config: {team: ${TRELLO_BOARD}, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}`,
+		github:
+			"source: github\nsource_config: {team: acme/api, label: lisa, pick_from: open, in_progress: in progress, done: in review}",
+	}[opts.source ?? "linear"];
 	await writeFile(
 		configFile,
 		opts.config?.({ repo }) ??
-			`source: linear
+			`${sourceConfig}
 provider: claude
-source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
 repos:
   - name: api
     url: ${repo.url}
@@ -104,6 +125,11 @@ ${opts.configExtra ?? ""}`,
 		LINEAR_WEBHOOK_SECRET: WEBHOOK_SECRET,
 		GITHUB_TOKEN: github.token,
 		GITHUB_API_URL: github.url,
+		GITHUB_WEBHOOK_SECRET,
+		TRELLO_API_KEY: trello.apiKey,
+		TRELLO_TOKEN: trello.token,
+		TRELLO_APP_SECRET: trello.appSecret,
+		TRELLO_API_URL: trello.url,
 		ANTHROPIC_API_KEY: "sk-ant-test-0123456789abcdefghij",
 		AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
 		LOG_LEVEL: process.env.LISA_TEST_LOG ?? "silent",
@@ -121,6 +147,7 @@ ${opts.configExtra ?? ""}`,
 		repo,
 		linear,
 		github,
+		trello,
 		agents,
 		env,
 		stack,
@@ -135,6 +162,7 @@ ${opts.configExtra ?? ""}`,
 			linear.addIssue({ teamKey: "ENG", title, description, state: "Todo", labels }),
 		createdWebhook: (issue) =>
 			JSON.stringify(issueWebhook({ action: "create", issue, double: linear })),
+		post: (p, body, headers) => fetch(`${world.url()}${p}`, { method: "POST", body, headers }),
 		sendWebhook: (body, headers) =>
 			fetch(`${world.url()}/webhooks/linear`, {
 				method: "POST",
@@ -175,6 +203,7 @@ ${opts.configExtra ?? ""}`,
 			await world.stack?.stop();
 			await linear.stop();
 			await github.stop();
+			await trello.stop();
 			await rm(dir, { recursive: true, force: true });
 		},
 	};

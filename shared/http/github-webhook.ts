@@ -1,0 +1,72 @@
+import { Webhooks } from "@octokit/webhooks";
+import type { Context } from "hono";
+import { type GitHubWebhook, gitHubVerdict } from "../domain/github-trigger";
+import { prUrls } from "../domain/run";
+import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
+import type { ApiDeps } from "./deps";
+
+/**
+ * `POST /webhooks/github`: `X-Hub-Signature-256` over the raw body (octokit's verifier, constant
+ * time); fails closed without a secret; dedupes on `X-GitHub-Delivery`. Handles `issues` labeled
+ * (GitHub Issues as the source) and `pull_request` closed on a Lisa PR (any source).
+ */
+export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response> {
+	const raw = Buffer.from(await c.req.arrayBuffer()).toString("utf8");
+	const secret = deps.settings.github.webhookSecret;
+	if (!secret)
+		return c.json({ error: "GITHUB_WEBHOOK_SECRET is not set: GitHub webhooks are refused" }, 401);
+	const signature = c.req.header("x-hub-signature-256");
+	if (!signature) return c.json({ error: "missing X-Hub-Signature-256 header" }, 401);
+	if (!(await new Webhooks({ secret }).verify(raw, signature).catch(() => false)))
+		return c.json({ error: "signature does not match" }, 401);
+
+	let payload: GitHubWebhook;
+	try {
+		payload = JSON.parse(raw);
+	} catch {
+		return c.json({ error: "body is not valid JSON" }, 400);
+	}
+	const event = c.req.header("x-github-event") ?? "";
+	if (event === "ping") return ignored(c, "ping");
+	const deliveryId = c.req.header("x-github-delivery");
+	if (!deliveryId) return c.json({ error: "missing X-GitHub-Delivery header" }, 400);
+
+	const { config, answer } = configOr503(c, deps);
+	if (!config) return answer;
+	const verdict = gitHubVerdict(event, payload, {
+		issues: config.source === "github",
+		label: config.source_config.label,
+		repo: config.source_config.team ?? config.repos[0]?.slug,
+	});
+	if (verdict.kind === "ignore") return ignored(c, verdict.reason);
+
+	if (verdict.kind === "issue") {
+		const own = await ownActorAnswer(c, deps, "github", verdict.actor);
+		if (own) return own;
+		return acceptDelivery(c, deps, {
+			source: "github",
+			deliveryId,
+			issueId: verdict.issueId,
+			issueKey: verdict.issueId,
+		});
+	}
+
+	// A marker alone proves nothing (anyone can paste one): the PR must be one the run opened.
+	const run = await deps.store.getRun(verdict.runId);
+	if (!run) return ignored(c, `run ${verdict.runId} does not exist`);
+	if (!prUrls(run).includes(verdict.prUrl))
+		return ignored(c, `${verdict.prUrl} is not a pull request of run ${run.runId}`);
+	return forwardDelivery(c, deps, {
+		source: "github",
+		deliveryId,
+		message: {
+			type: "pr.closed",
+			runId: run.runId,
+			prUrl: verdict.prUrl,
+			merged: verdict.merged,
+			at: verdict.at ?? deps.now().toISOString(),
+			by: verdict.by,
+			mergeCommitSha: verdict.mergeCommitSha,
+		},
+	});
+}

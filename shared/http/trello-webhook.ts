@@ -1,0 +1,95 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { Context } from "hono";
+import { type TrelloWebhook, trelloVerdict } from "../domain/trello-trigger";
+import { sameName } from "../domain/workflow";
+import { NotConfigured, TrackerError } from "../trackers/tracker";
+import { acceptDelivery, configOr503, ignored, ownActorAnswer } from "./accept";
+import type { ApiDeps } from "./deps";
+
+/** The callback URL Trello signs with: from LISA_PUBLIC_URL, never from the Host header. */
+export const trelloCallbackUrl = (publicUrl: string) => `${publicUrl}/webhooks/trello`;
+
+/**
+ * `X-Trello-Webhook` = base64 HMAC-SHA1(app secret, body + callback URL). Trello signs the text as
+ * a "binary" string (each character's low byte), which differs from UTF-8 only outside ASCII; both
+ * forms are accepted.
+ */
+export function trelloSignatureValid(
+	raw: Buffer,
+	callbackUrl: string,
+	secret: string,
+	header: string,
+): boolean {
+	const given = Buffer.from(header);
+	const text = raw.toString("utf8") + callbackUrl;
+	return (["latin1", "utf8"] as const).some((encoding) => {
+		const expected = Buffer.from(
+			createHmac("sha1", secret).update(Buffer.from(text, encoding)).digest("base64"),
+		);
+		return expected.length === given.length && timingSafeEqual(expected, given);
+	});
+}
+
+/**
+ * `HEAD /webhooks/trello` answers 200 (Trello checks the URL before creating a webhook);
+ * `POST /webhooks/trello` verifies, dedupes on `action.id` and starts a run for a trigger action.
+ */
+export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response> {
+	const raw = Buffer.from(await c.req.arrayBuffer());
+	const secret = deps.settings.trello.appSecret;
+	const publicUrl = deps.settings.publicUrl;
+	if (!secret || !publicUrl)
+		return c.json(
+			{
+				error: `${secret ? "LISA_PUBLIC_URL" : "TRELLO_APP_SECRET"} is not set: Trello webhooks are refused`,
+			},
+			401,
+		);
+	const signature = c.req.header("x-trello-webhook");
+	if (!signature) return c.json({ error: "missing X-Trello-Webhook header" }, 401);
+	if (!trelloSignatureValid(raw, trelloCallbackUrl(publicUrl), secret, signature))
+		return c.json({ error: "signature does not match" }, 401);
+
+	let payload: TrelloWebhook;
+	try {
+		payload = JSON.parse(raw.toString("utf8"));
+	} catch {
+		return c.json({ error: "body is not valid JSON" }, 400);
+	}
+	const actionId = payload.action?.id;
+	if (!actionId) return c.json({ error: "payload has no action.id" }, 400);
+
+	const { config, answer } = configOr503(c, deps);
+	if (!config) return answer;
+	if (config.source !== "trello") return ignored(c, `the configured source is ${config.source}`);
+	const sc = config.source_config;
+	const verdict = trelloVerdict(payload, {
+		label: sc.label,
+		pickFrom: sc.pick_from,
+		board: sc.team,
+	});
+	if (!verdict.trigger) return ignored(c, verdict.reason);
+	// Lisa's own moves back to pick_from must never start a run.
+	const own = await ownActorAnswer(c, deps, "trello", verdict.actorId);
+	if (own) return own;
+
+	if (verdict.needsLabel) {
+		// A move carries no labels: read the card (one GET) to see whether it is Lisa's.
+		try {
+			const card = await deps.tracker("trello").fetchIssue(verdict.cardId);
+			if (!card.labels?.some((l) => sameName(l, sc.label)))
+				return ignored(c, `${verdict.why} without label "${sc.label}"`);
+		} catch (err) {
+			if (err instanceof TrackerError && !err.transient) return ignored(c, err.message);
+			if (err instanceof NotConfigured) return c.json({ error: err.message }, 503);
+			deps.log.error({ err }, "cannot read the Trello card");
+			return c.json({ error: "cannot read the card right now; retry later" }, 503);
+		}
+	}
+	return acceptDelivery(c, deps, {
+		source: "trello",
+		deliveryId: actionId,
+		issueId: verdict.cardId,
+		issueKey: verdict.cardKey,
+	});
+}

@@ -1,0 +1,40 @@
+import { promptReply } from "../domain/linear-session";
+import { isTerminalRun } from "../domain/states";
+import type { SessionPrompted } from "../queue/messages";
+import type { PipelineDeps } from "./deps";
+import { mutate, note } from "./mutate";
+import { replyInSession } from "./report";
+
+/** Longest follow-up kept on the run. */
+const MAX_PROMPT = 4 * 1024;
+
+/** `session.prompted`: a follow-up in the run's Linear agent session is recorded and answered. */
+export async function handleSessionPrompted(
+	deps: PipelineDeps,
+	msg: SessionPrompted,
+): Promise<void> {
+	const res = await mutate(deps, msg.runId, (run) => {
+		const prompts = run.prompts ?? [];
+		if (prompts.some((p) => p.id === msg.activityId)) return {};
+		const prompt = {
+			id: msg.activityId,
+			body: msg.body.slice(0, MAX_PROMPT),
+			at: msg.requestedAt,
+			...(msg.author ? { author: msg.author } : {}),
+		};
+		return { patch: { set: { prompts: [...prompts, prompt] } } };
+	});
+	if (!res?.changed) return;
+	const { run } = res;
+	await note(
+		deps,
+		run.runId,
+		"session.prompted",
+		`${msg.author ?? "someone"} wrote in the agent session: ${msg.body.slice(0, 200)}`,
+	);
+	await replyInSession(
+		deps,
+		run,
+		promptReply(run, deps.runUrl(run.runId), isTerminalRun(run.status)),
+	);
+}

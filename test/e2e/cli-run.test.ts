@@ -1,0 +1,96 @@
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorld, type World } from "../support/world";
+
+// `lisa run` as a real process: its own in-process stack, the same intake path, the original UX.
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+function lisa(
+	args: string[],
+	env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; out: string }> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(
+			process.execPath,
+			["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), ...args],
+			{
+				cwd: ROOT,
+				env,
+				stdio: ["ignore", "pipe", "pipe"],
+			},
+		);
+		let out = "";
+		child.stdout.on("data", (b: Buffer) => {
+			out += b.toString();
+		});
+		child.stderr.on("data", (b: Buffer) => {
+			out += b.toString();
+		});
+		child.once("error", reject);
+		child.once("exit", (code) => resolve({ code, out }));
+	});
+}
+
+let w: World;
+beforeAll(async () => {
+	w = await createWorld({ startStack: false });
+});
+afterAll(() => w.stop());
+
+describe("lisa run", () => {
+	it("--dry-run says what it would do and changes nothing", async () => {
+		const issue = w.issue("Fix login redirect");
+		const { code, out } = await lisa(["run", "--dry-run"], w.env);
+		expect(code).toBe(0);
+		expect(out.trim().split("\n")).toEqual([
+			"[dry-run] Would fetch issue from linear (ENG/-)",
+			"[dry-run] Workflow mode: worktree",
+			"[dry-run] Models priority: claude",
+			"[dry-run] Then implement, push, create PR, and update issue status",
+			`[dry-run] Next issue: ${issue.identifier} "Fix login redirect"`,
+		]);
+		expect(w.linear.stateName(issue)).toBe("Todo");
+		expect(w.linear.state.issueUpdates).toEqual([]);
+	});
+
+	it("refuses to run without the tracker's credentials, naming them", async () => {
+		const { LINEAR_API_KEY: _, ...env } = w.env;
+		const { code, out } = await lisa(["run", "--once"], env);
+		expect(code).toBe(1);
+		expect(out).toContain("Missing environment variables: LINEAR_API_KEY");
+	});
+
+	it("--once recovers orphans, then resolves the next issue end to end and exits 0", async () => {
+		const orphan = w.linear.addIssue({
+			teamKey: "ENG",
+			title: "Orphaned",
+			state: "In Progress",
+			labels: ["lisa"],
+			priority: 4,
+		});
+		const next = w.linear.state.issues.find((i) => i.title === "Fix login redirect");
+		if (!next) throw new Error("no issue");
+		next.priority = 1;
+		const { code, out } = await lisa(["run", "--once"], w.env);
+		expect(out).toMatch(
+			/Lisa is polling linear for label 'lisa' in "Todo"; runs at http:\/\/127\.0\.0\.1:\d+/,
+		);
+		expect(out).toContain(
+			`Recovered ${orphan.identifier}: left in "In Progress" by a dead run, back to "Todo"`,
+		);
+		expect(out).toMatch(
+			new RegExp(`Session 1: ${next.identifier} "Fix login redirect" → run \\w+`),
+		);
+		expect(code).toBe(0);
+		expect(w.linear.stateName(next)).toBe("In Review");
+		expect(w.linear.stateName(orphan)).toBe("Todo");
+		expect(w.github.pulls("acme/api").map((p) => p.head.ref)).toEqual([
+			`feat/${next.identifier.toLowerCase()}-fix-login-redirect`,
+		]);
+	});
+});

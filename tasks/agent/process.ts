@@ -45,7 +45,7 @@ export function runProcess(
 			detached: true,
 		});
 		const kill = () => {
-			if (child.pid === undefined || child.exitCode !== null) return;
+			if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
 			try {
 				process.kill(-child.pid, "SIGTERM");
 			} catch {}
@@ -79,6 +79,13 @@ export function runProcess(
 			opts.signal?.removeEventListener("abort", kill);
 			resolve({ ...r, output, stdout, timedOut });
 		};
+		// What the program left running in its group (a server a test started, a daemon) would keep
+		// the pipes open: it goes when the program ends.
+		child.on("exit", () => {
+			try {
+				if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+			} catch {}
+		});
 		child.on("error", (err) => finish({ code: null, signal: null, error: err.message }));
 		child.on("close", (code, signal) => finish({ code, signal }));
 	});

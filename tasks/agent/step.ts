@@ -1,24 +1,35 @@
-import type { ProviderName, RepoConfig } from "../../shared/config/schema";
-import { prBody } from "../../shared/domain/pr-body";
-import { buildImplementPrompt } from "../../shared/domain/prompt";
-import { redact } from "../../shared/domain/redact";
+import type { RepoConfig } from "../../shared/config/schema";
+import { parseModelSpec } from "../../shared/domain/fallback";
+import { gateProblems } from "../../shared/domain/gates";
+import { type Guardrail, guardrailSummary } from "../../shared/domain/guardrails";
+import { conventionalTitle, prBody } from "../../shared/domain/pr-body";
+import { buildImplementPrompt, type Problem, type RetryContext } from "../../shared/domain/prompt";
+import { headTail, redact } from "../../shared/domain/redact";
 import { branchName, type Run, type StepReport } from "../../shared/domain/run";
 import { isTransientFailure } from "../../shared/domain/transient";
 import type { Logger } from "../../shared/log";
 import type { Queue } from "../../shared/queue/sqs";
 import type { DynamoStore } from "../../shared/store/dynamo";
-import { checkout, commitsAhead, Git, push } from "./git";
+import { describeFailure, runCommands } from "./commands";
+import { type FailureKind, StepFailure } from "./failure";
+import { Git, gitEnv } from "./git";
 import { Heartbeat } from "./heartbeat";
+import { implement } from "./implement";
 import { readManifest } from "./manifest";
-import { PROVIDERS } from "./providers/cli";
-import { agentEnv } from "./providers/provider";
+import { commandEnv } from "./providers/provider";
 import { codeHost, openPullRequest } from "./publish";
+import { Timeline } from "./timeline";
+import { type Work, Workspace } from "./workspace";
+
+export { StepFailure } from "./failure";
 
 export interface TaskDeps {
 	store: DynamoStore;
 	queue: Queue;
 	log: Logger;
 	env: NodeJS.ProcessEnv;
+	/** The code host token, kept out of every environment but the push's git process. */
+	githubToken?: string;
 	/** Secret values redacted from everything the task reports. */
 	secrets: string[];
 }
@@ -30,22 +41,19 @@ export interface StepRequest {
 	workspace: string;
 }
 
-/** A failure with the text to report and whether another attempt could succeed. */
-export class StepFailure extends Error {
-	constructor(
-		message: string,
-		readonly transient: boolean,
-	) {
-		super(message);
-		this.name = "StepFailure";
-	}
-}
-
 type Outcome = Omit<StepReport, "attempt" | "at">;
 
+/** What later runs of the repository should learn from this attempt (its guardrail). */
+interface Lesson {
+	failure: Guardrail["failure"];
+	summary: string;
+	provider?: string;
+}
+
 /**
- * One step attempt: prepare → implement → check → publish → report. A handled failure is reported
- * like a success (the message carries it), so the process exits 0 either way.
+ * One step attempt: prepare → implement (fallback chain, supervised) → check (gates, validate,
+ * retries) → publish → report. A handled failure is reported like a success (the message carries
+ * it), so the process exits 0 either way.
  */
 export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepReport | undefined> {
 	const run = await deps.store.getRun(req.runId);
@@ -55,21 +63,34 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		deps.log.warn({ ...req, current: step.attempt }, "attempt superseded; exiting without work");
 		return undefined;
 	}
+	const secrets = [...deps.secrets, ...(deps.githubToken ? [deps.githubToken] : [])];
 	const heartbeat = new Heartbeat(deps.store, req.runId, req.stepIndex, req.attempt, (err) =>
 		deps.log.warn({ err }, "heartbeat write failed"),
 	);
+	const timeline = new Timeline(deps.store, req.runId, req.stepIndex, secrets, deps.log);
 	heartbeat.start();
+	const lessons: Lesson[] = [];
 	let outcome: Outcome;
 	try {
-		outcome = await execute(deps, run, req, heartbeat);
+		outcome = await execute({ ...deps, secrets }, run, req, heartbeat, timeline, lessons);
 		heartbeat.state = "completed";
 	} catch (err) {
 		heartbeat.state = "crashed";
-		const transient = err instanceof StepFailure ? err.transient : isTransientFailure(String(err));
-		outcome = { outcome: "failed", error: redact((err as Error).message, deps.secrets), transient };
+		const failure =
+			err instanceof StepFailure
+				? err
+				: new StepFailure((err as Error).message, isTransientFailure(String(err)), "agent");
+		if (LEARN_FROM.includes(failure.kind) && !failure.transient)
+			lessons.push({ failure: lessonKind(failure.kind), summary: failure.message });
+		outcome = {
+			outcome: "failed",
+			error: redact(failure.message, secrets),
+			transient: failure.transient,
+		};
 	} finally {
 		heartbeat.stop();
 	}
+	await learn(deps, run, step.repo, lessons[0], secrets);
 	const report: StepReport = { ...outcome, attempt: req.attempt, at: new Date().toISOString() };
 	// Stored first, so the sweeper can re-send it if the message is lost.
 	await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
@@ -87,112 +108,247 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	return report;
 }
 
+const LEARN_FROM: FailureKind[] = ["agent", "validation", "gate"];
+const lessonKind = (k: FailureKind): Guardrail["failure"] =>
+	k === "validation" ? "validation" : k === "gate" ? "gate" : "agent";
+
+/** Stores the attempt's lesson as a guardrail of the repo (bounded, redacted). */
+async function learn(
+	deps: TaskDeps,
+	run: Run,
+	repo: string,
+	lesson: Lesson | undefined,
+	secrets: string[],
+): Promise<void> {
+	if (!lesson) return;
+	try {
+		await deps.store.addGuardrail(repo, {
+			at: new Date().toISOString(),
+			runId: run.runId,
+			issueKey: run.issue?.key ?? run.issueKey,
+			provider: lesson.provider,
+			failure: lesson.failure,
+			summary: guardrailSummary(redact(lesson.summary, secrets)),
+		});
+	} catch (err) {
+		deps.log.warn({ err }, "could not store the guardrail");
+	}
+}
+
+/** The task reports before the sweeper's own step timeout (from the launch) would fire. */
+export function stepDeadline(launchedAt: string | undefined, minutes: number, now: number): number {
+	const budget = minutes * 60_000;
+	const launched = launchedAt ? Date.parse(launchedAt) : Number.NaN;
+	const start = Number.isFinite(launched) ? Math.min(launched, now) : now;
+	return start + budget - Math.min(30_000, budget / 10);
+}
+
 async function execute(
 	deps: TaskDeps,
 	run: Run,
 	req: StepRequest,
 	heartbeat: Heartbeat,
+	timeline: Timeline,
+	lessons: Lesson[],
 ): Promise<Outcome> {
 	const config = run.config;
 	const step = run.steps[req.stepIndex];
 	if (!config || !run.issue || !step)
-		throw new StepFailure("the run has no config snapshot or issue", false);
+		throw new StepFailure("the run has no config snapshot or issue", false, "config");
+	const issue = run.issue;
 	const repo = config.repos.find((r) => r.name === step.repo);
-	if (!repo) throw new StepFailure(`repo "${step.repo}" is not in the run's config`, false);
+	if (!repo)
+		throw new StepFailure(`repo "${step.repo}" is not in the run's config`, false, "config");
 	if (!repo.slug)
 		throw new StepFailure(
 			`repo "${repo.name}" has no slug: set slug: owner/name in the config`,
 			false,
+			"config",
 		);
-
-	const token = deps.env.GITHUB_TOKEN;
-	const git = new Git(token, gitEnv(deps.env));
+	const limits = config.limits;
+	const deadlineAt = stepDeadline(step.launchedAt, limits.step_timeout_minutes, Date.now());
 	const branch = branchName(
 		config.branch_prefix,
-		run.issue.key ?? run.issueKey ?? run.issueId,
-		run.issue.title,
+		issue.key ?? run.issueKey ?? run.issueId,
+		issue.title,
 	);
-	const ws = await checkout(git, repo.url, req.workspace, repo.base_branch, branch).catch((err) => {
+	const git = new Git(
+		gitEnv(deps.env),
+		deps.githubToken ? { token: deps.githubToken, url: repo.url } : undefined,
+	);
+	const ws = new Workspace(git, req.workspace, repo.url, repo.base_branch, branch);
+	await ws.prepare().catch((err) => {
 		throw new StepFailure(
 			`could not check out ${repo.name}: ${(err as Error).message}`,
 			isTransientFailure(String(err)),
+			"checkout",
 		);
 	});
 
-	const prompt = buildImplementPrompt({
-		issue: run.issue,
-		repo: repo.name,
-		branch,
-		baseBranch: repo.base_branch,
-		scope: step.scope,
-	});
-	const provider = await implement(
-		deps,
-		config.models,
-		prompt,
-		ws.tree,
-		config.limits.step_timeout_minutes,
+	const models = config.models.map(parseModelSpec);
+	const guardrails = await deps.store.guardrails(repo.name).catch(() => []);
+	const env = commandEnv(deps.env);
+	const setUp = new Set<string>();
+	const setup = async (dir: string) => {
+		if (setUp.has(dir) || !repo.setup.length) return;
+		setUp.add(dir);
+		const failure = await runCommands(repo.setup, { cwd: dir, env, deadlineAt });
+		if (failure) {
+			const message = `${describeFailure("setup", failure)}: ${lastLines(failure.output)}`;
+			throw new StepFailure(message, isTransientFailure(failure.output), "setup");
+		}
+		await timeline.add("setup.finished", `setup ran: ${repo.setup.join(" && ")}`);
+	};
+
+	let retry: RetryContext | undefined;
+	const ctx = {
+		ws,
+		models,
+		env: deps.env,
+		secrets: deps.secrets,
+		staleSeconds: limits.stale_output_seconds,
+		timeoutMinutes: limits.step_timeout_minutes,
+		deadlineAt,
+		nativeWorktree: repo.native_worktree === true,
 		heartbeat,
-	);
+		timeline,
+		setup,
+		prompt: (native?: { manifestPath: string }) =>
+			buildImplementPrompt({
+				issue,
+				repo: repo.name,
+				branch,
+				baseBranch: repo.base_branch,
+				scope: step.scope,
+				allowWorkflowChanges: repo.allow_workflow_changes,
+				nativeWorktree: native,
+				guardrails,
+				retry,
+			}),
+	};
 
-	if ((await commitsAhead(git, ws.tree, ws.baseSha)) === 0)
-		throw new StepFailure("the agent finished without committing any change", false);
-	const manifest = await readManifest(ws.tree).catch((err) => {
-		throw new StepFailure((err as Error).message, false);
-	});
+	const maxRuns = 1 + limits.max_validation_retries;
+	let work: Work | undefined;
+	let from = 0;
+	let provider = "";
+	for (let n = 1; ; n++) {
+		const done = await implement(ctx, from, work);
+		({ index: from, work, spec: provider } = done);
+		await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
+			provider,
+			validation: { agentRuns: n, status: "checking" },
+		});
+		await setup(done.work.dir);
+		const problems = await check(ws, done.work, repo, env, deadlineAt, timeline);
+		if (!problems.length) {
+			await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
+				validation: { agentRuns: n, status: "passed" },
+			});
+			break;
+		}
+		const summary = problems.map((p) => p.summary).join("; ");
+		const failedCheck = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
+		lessons.push({
+			failure: failedCheck,
+			summary: problems
+				.map((p) => (p.output ? `${p.summary}: ${lastLines(p.output)}` : p.summary))
+				.join("; "),
+			provider,
+		});
+		const final = n >= maxRuns;
+		await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
+			validation: {
+				agentRuns: n,
+				status: final ? "failed" : "checking",
+				lastFailure: headTail(redact(summary, deps.secrets), 1000),
+			},
+		});
+		await timeline.add(
+			failedCheck === "validation" ? "validation.failed" : "gate.refused",
+			`${summary}${final ? "" : `; running the agent again (${n + 1} of ${maxRuns})`}`,
+			{
+				output:
+					problems
+						.map((p) => p.output ?? "")
+						.join("\n")
+						.trim() || undefined,
+			},
+		);
+		if (final)
+			throw new StepFailure(
+				problems
+					.map((p) => (p.output ? `${p.summary}: ${lastLines(p.output)}` : p.summary))
+					.join("; "),
+				false,
+				failedCheck,
+			);
+		retry = { run: n + 1, final: n + 1 >= maxRuns, problems };
+	}
+	if (!work) throw new StepFailure("no agent run finished", false, "agent");
 
-	await push(git, ws.tree, branch).catch((err) => {
+	const manifest = await readManifest(work.manifestDir);
+	await ws.push(work).catch((err) => {
 		throw new StepFailure(
 			`push failed: ${(err as Error).message}`,
 			isTransientFailure(String(err)),
+			"publish",
 		);
 	});
+	await timeline.add("publish.pushed", `pushed ${branch}`);
 	const pr = await publish(
 		deps,
 		repo,
 		branch,
-		manifest.prTitle,
-		prBody({
-			body: manifest.prBody,
-			issueUrl: run.issue.url,
-			issueKey: run.issue.key,
-			runId: run.runId,
-		}),
+		conventionalTitle(manifest.prTitle),
+		prBody({ body: manifest.prBody, issueUrl: issue.url, issueKey: issue.key, runId: run.runId }),
 	);
-	return { outcome: "succeeded", branch, prUrl: pr, provider };
+	await timeline.add("publish.pr", `${pr.created ? "opened" : "updated"} ${pr.url}`, {
+		prUrl: pr.url,
+	});
+	if (!work.native) await ws.cleanup();
+	return { outcome: "succeeded", branch, prUrl: pr.url, provider };
 }
 
-/** Runs the first model of the chain (fallback over `models` arrives with the other providers). */
-async function implement(
-	deps: TaskDeps,
-	models: string[],
-	prompt: string,
-	cwd: string,
-	timeoutMinutes: number,
-	heartbeat: Heartbeat,
-): Promise<string> {
-	const spec = models[0] ?? "claude";
-	const [name, model] = [
-		spec.split(":")[0] as ProviderName,
-		spec.includes(":") ? spec.slice(spec.indexOf(":") + 1) : undefined,
-	];
-	const provider = PROVIDERS[name];
-	if (!provider) throw new StepFailure(`provider "${name}" is not installed in this task`, true);
-	await heartbeat.set("in_progress");
-	const result = await provider.run(prompt, {
-		cwd,
-		model,
-		env: agentEnv(name, deps.env),
-		timeoutMs: timeoutMinutes * 60_000,
+const lastLines = (text: string, n = 10) => text.trim().split("\n").slice(-n).join("\n");
+
+interface CheckProblem extends Problem {
+	kind: "gate" | "validation";
+}
+
+/** The gates, then (when they pass) the validate commands. */
+async function check(
+	ws: Workspace,
+	work: Work,
+	repo: RepoConfig,
+	env: NodeJS.ProcessEnv,
+	deadlineAt: number,
+	timeline: Timeline,
+): Promise<CheckProblem[]> {
+	const commitsAhead = await ws.commitsAhead(work);
+	const changedFiles = commitsAhead ? await ws.changedFiles(work) : [];
+	const manifestError = await readManifest(work.manifestDir).then(
+		() => undefined,
+		(err: Error) => err.message,
+	);
+	const gates = gateProblems({
+		commitsAhead,
+		changedFiles,
+		manifestError,
+		allowWorkflowChanges: repo.allow_workflow_changes,
+		baseBranch: repo.base_branch,
 	});
-	if (!result.ok) {
-		const tailText = redact(result.output.trim().split("\n").slice(-15).join("\n"), deps.secrets);
-		throw new StepFailure(
-			`${name} exited with ${result.timedOut ? "a timeout" : `code ${result.exitCode}`}: ${tailText}`,
-			isTransientFailure(result.output),
-		);
+	if (gates.length) return gates.map((g) => ({ kind: "gate", summary: g.message }));
+	if (!repo.validate.length) return [];
+	const failure = await runCommands(repo.validate, { cwd: work.dir, env, deadlineAt });
+	if (Date.now() >= deadlineAt)
+		throw new StepFailure("step timed out during validation", false, "timeout");
+	if (!failure) {
+		await timeline.add("validation.passed", `validate passed: ${repo.validate.join(" && ")}`);
+		return [];
 	}
-	return spec;
+	return [
+		{ kind: "validation", summary: describeFailure("validate", failure), output: failure.output },
+	];
 }
 
 async function publish(
@@ -201,35 +357,22 @@ async function publish(
 	branch: string,
 	title: string,
 	body: string,
-): Promise<string> {
+): Promise<{ url: string; created: boolean }> {
 	try {
-		const pr = await openPullRequest(codeHost(deps.env.GITHUB_TOKEN, deps.env.GITHUB_API_URL), {
+		return await openPullRequest(codeHost(deps.githubToken, deps.env.GITHUB_API_URL), {
 			slug: repo.slug as string,
 			head: branch,
 			base: repo.base_branch,
 			title,
 			body,
 		});
-		return pr.url;
 	} catch (err) {
 		const status = (err as { status?: number }).status;
 		const transient = status === undefined || status === 429 || status >= 500;
-		throw new StepFailure(`opening the pull request failed: ${(err as Error).message}`, transient);
+		throw new StepFailure(
+			`opening the pull request failed: ${(err as Error).message}`,
+			transient,
+			"publish",
+		);
 	}
-}
-
-/** git gets PATH/HOME and its own settings; the credential helper adds the token itself. */
-function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-	const keep = [
-		"PATH",
-		"HOME",
-		"LANG",
-		"TMPDIR",
-		"GIT_AUTHOR_NAME",
-		"GIT_AUTHOR_EMAIL",
-		"GIT_COMMITTER_NAME",
-		"GIT_COMMITTER_EMAIL",
-		"GIT_SSH_COMMAND",
-	];
-	return Object.fromEntries(keep.flatMap((k) => (env[k] ? [[k, env[k]]] : [])));
 }

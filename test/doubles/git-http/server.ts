@@ -21,7 +21,7 @@ export interface GitHttpServer {
 }
 
 export async function startGitHttp(opts: {
-	/** The directory holding the bare repositories. */
+	/** The directory holding the bare repositories (read per request: it may be set later). */
 	root: string;
 	/** The password every request must carry (the user name is not checked, as on GitHub). */
 	token: string;

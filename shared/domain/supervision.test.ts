@@ -5,6 +5,7 @@ import {
 	classifyAgent,
 	looksLikeInputPrompt,
 	shouldKill,
+	stepDeadline,
 } from "./supervision";
 
 const STALE = 240_000;
@@ -86,5 +87,15 @@ describe("agent classifier (seed 002, adapted to a process Lisa owns)", () => {
 				["just_started", "in_progress", "waiting_input", "stuck", "crashed", "completed"] as const
 			).filter(shouldKill),
 		).toEqual(["stuck"]);
+	});
+});
+
+describe("step deadline", () => {
+	const now = Date.parse("2026-03-01T12:00:00Z");
+	it("counts from the launch and ends early enough to report before the sweeper", () => {
+		expect(stepDeadline("2026-03-01T11:50:00Z", 60, now)).toBe(Date.parse("2026-03-01T12:49:30Z"));
+		expect(stepDeadline(undefined, 1, now)).toBe(now + 54_000);
+		// A launch time in the future (clock skew) counts from now.
+		expect(stepDeadline("2026-03-01T13:00:00Z", 60, now)).toBe(now + 3_570_000);
 	});
 });

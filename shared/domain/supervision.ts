@@ -66,3 +66,14 @@ export function classifyAgent(o: AgentObservation): AgentState {
 export function shouldKill(state: AgentState): boolean {
 	return state === "stuck";
 }
+
+/**
+ * When the task gives up on a step: `step_timeout_minutes` after the launch, a little early (10%,
+ * at most 30 s) so the task reports before the sweeper's own timeout for the step fires.
+ */
+export function stepDeadline(launchedAt: string | undefined, minutes: number, now: number): number {
+	const budget = minutes * 60_000;
+	const launched = launchedAt ? Date.parse(launchedAt) : Number.NaN;
+	const start = Number.isFinite(launched) ? Math.min(launched, now) : now;
+	return start + budget - Math.min(30_000, budget / 10);
+}

@@ -3,7 +3,7 @@ import { mkdir, readdir, symlink } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branches, git } from "../../test/support/git";
-import { ANTHROPIC_KEY, createTaskWorld, type TaskWorld } from "../../test/support/task";
+import { ANTHROPIC_KEY, createTaskWorld, isRunning, type TaskWorld } from "../../test/support/task";
 
 // The fallback chain, supervision and the providers' argv, through the real task code against the
 // fake agent CLIs (real processes), a real store and a bare repo.
@@ -14,14 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => w.stop());
 
-const alive = (pid: number) => {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch {
-		return false;
-	}
-};
 const callsOf = async (runId: string) =>
 	(await w.agents.calls()).filter((c) => c.cwd.includes(runId));
 
@@ -125,7 +117,7 @@ describe("supervision", () => {
 		expect(hang).toBeDefined();
 		// The agent and the child it started are gone.
 		for (const pid of [hang?.hang.pid as number, hang?.hang.child as number])
-			await expect.poll(() => alive(pid), { timeout: 15_000 }).toBe(false);
+			await expect.poll(() => isRunning(pid), { timeout: 15_000 }).toBe(false);
 		const events = await w.events(runId);
 		expect(events.find((e) => e.type === "agent.state")?.message).toMatch(
 			/^claude is stuck: no output for \d+ s/,
@@ -161,7 +153,7 @@ describe("supervision", () => {
 		expect(report?.error).toBe("step timed out after 0.05 minutes");
 		const calls = await callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude"]);
-		await expect.poll(() => alive(calls[0]?.pid as number), { timeout: 15_000 }).toBe(false);
+		await expect.poll(() => isRunning(calls[0]?.pid as number), { timeout: 15_000 }).toBe(false);
 	});
 });
 

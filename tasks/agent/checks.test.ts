@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINAL_HEADER, RETRY_HEADER } from "../../shared/domain/prompt";
 import { branches, git } from "../../test/support/git";
-import { createTaskWorld, type TaskWorld } from "../../test/support/task";
+import { createTaskWorld, isRunning, type TaskWorld } from "../../test/support/task";
 
 // Validation with retries, the publishing gates, setup, guardrails and PR idempotency, through the
 // real task code against the fake agent CLIs, a real store and a bare repo.
@@ -104,6 +104,19 @@ describe("validation and retries (seed 003)", () => {
 			"the setup command `echo no network >&2; exit 7` failed with exit code 7: no network",
 		);
 		expect(await callsOf(broken)).toHaveLength(0);
+	});
+
+	it("keeps what setup starts for the validate commands, and stops it when the step ends", async () => {
+		// The service keeps setup's output pipe open, as `cmd &` does: setup still finishes.
+		const runId = await w.newRun(
+			{ title: "Needs a service" },
+			`    setup: ["sh -c 'while true; do sleep 0.2; done' & echo $! > ../service.pid"]
+    validate: ["kill -0 $(cat ../service.pid)"]
+`,
+		);
+		expect(await w.runTask(runId)).toMatchObject({ outcome: "succeeded" });
+		const pid = Number(await readFile(path.join(w.workspace(runId), "service.pid"), "utf8"));
+		await expect.poll(() => isRunning(pid), { timeout: 15_000 }).toBe(false);
 	});
 });
 

@@ -22,6 +22,11 @@ export async function runCommands(
 		env: NodeJS.ProcessEnv;
 		deadlineAt: number;
 		onOutput?: (chunk: string) => void;
+		/**
+		 * Setup may start services the validate commands use: their process groups are added here
+		 * for the caller to stop when the step ends.
+		 */
+		background?: number[];
 	},
 ): Promise<CommandFailure | undefined> {
 	for (const command of commands) {
@@ -31,7 +36,9 @@ export async function runCommands(
 			env: { ...opts.env, CI: "true" },
 			timeoutMs,
 			onOutput: opts.onOutput,
+			keepBackground: opts.background !== undefined,
 		});
+		if (r.pid !== undefined) opts.background?.push(r.pid);
 		if (r.code !== 0 || r.timedOut)
 			return {
 				command,
@@ -41,6 +48,14 @@ export async function runCommands(
 			};
 	}
 	return undefined;
+}
+
+/** Stops what setup left running. */
+export function stopBackground(groups: readonly number[]): void {
+	for (const pgid of groups)
+		try {
+			process.kill(-pgid, "SIGTERM");
+		} catch {}
 }
 
 export function describeFailure(kind: "setup" | "validate", f: CommandFailure): string {

@@ -58,6 +58,8 @@ export async function supervise(
 	let stuck = false;
 	let probing = false;
 	let fingerprint: string | undefined;
+	// Writes started from the timer, awaited before returning so nothing is lost or reordered.
+	const writes: Promise<unknown>[] = [];
 
 	const onOutput = (chunk: string) => {
 		lastActivity = Date.now();
@@ -70,7 +72,7 @@ export async function supervise(
 		const text = pending;
 		pending = "";
 		lastEvent = Date.now();
-		void o.timeline.add("agent.output", text, { provider: o.label });
+		writes.push(o.timeline.add("agent.output", text, { provider: o.label }));
 	};
 	const probe = () => {
 		if (!o.probe || probing || Date.now() - lastProbe < probeMs) return;
@@ -104,12 +106,14 @@ export async function supervise(
 		probe();
 		const state = observe(true, null, false);
 		if (state !== o.heartbeat.state) {
-			void o.heartbeat.set(state);
+			writes.push(o.heartbeat.set(state));
 			if (state === "stuck" || state === "waiting_input")
-				void o.timeline.add(
-					"agent.state",
-					`${o.label} is ${state === "stuck" ? "stuck" : "waiting for input"}: no output for ${Math.round((Date.now() - lastActivity) / 1000)} s`,
-					{ provider: o.label, state },
+				writes.push(
+					o.timeline.add(
+						"agent.state",
+						`${o.label} is ${state === "stuck" ? "stuck" : "waiting for input"}: no output for ${Math.round((Date.now() - lastActivity) / 1000)} s`,
+						{ provider: o.label, state },
+					),
 				);
 		}
 		if (shouldKill(state) && !stuck) {
@@ -126,6 +130,7 @@ export async function supervise(
 		clearInterval(timer);
 	}
 	flush();
+	await Promise.all(writes);
 	if (stuck)
 		result = {
 			...result,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isRunning } from "../support/task";
 import { createWorld, type World } from "../support/world";
 
 // The agent task's fallback chain and supervision on the whole local stack: webhook in, fake agent
@@ -53,16 +54,7 @@ describe("fallback and supervision on the local stack", () => {
 		expect(body.events.find((e) => e.type === "agent.state")?.message).toMatch(/^claude is stuck/);
 		const hang = (await w.agents.hangs()).find((h) => h.cli === "claude");
 		for (const pid of [hang?.hang.pid, hang?.hang.child] as number[])
-			await expect
-				.poll(() => {
-					try {
-						process.kill(pid, 0);
-						return true;
-					} catch {
-						return false;
-					}
-				})
-				.toBe(false);
+			await expect.poll(() => isRunning(pid), { timeout: 15_000 }).toBe(false);
 	});
 
 	it("stops the chain at a non-transient failure and fails the run with the reason", async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -140,4 +141,14 @@ export async function createTaskWorld(files: Record<string, string> = {}): Promi
 		},
 	};
 	return world;
+}
+
+/** Whether a process is running (a zombie waiting to be reaped is not). */
+export function isRunning(pid: number): boolean {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+	} catch {
+		return false;
+	}
 }

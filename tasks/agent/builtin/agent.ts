@@ -3,7 +3,14 @@ import { tail } from "../../../shared/domain/redact";
 import { runProcess } from "../process";
 import type { AgentResult } from "../providers/provider";
 import { type ChatMessage, chat, type LlmConfig, LlmError } from "./llm";
-import { isCompletion, observation, parseAction, SYSTEM_PROMPT, taskMessage } from "./protocol";
+import {
+	COMPLETE_MARKER,
+	isCompletion,
+	observation,
+	parseAction,
+	SYSTEM_PROMPT,
+	taskMessage,
+} from "./protocol";
 
 // Lisa's built-in agent (seed 001 / mini-swe-agent v1): a bash-only loop against an OpenAI-compatible
 // endpoint, for teams without an agent CLI. Each command runs in a fresh `bash -c` in the worktree.
@@ -135,7 +142,7 @@ export async function runBuiltinAgent(
 	}
 	return end(
 		false,
-		`builtin: step limit (${cfg.maxSteps}) reached without ${"TASK_COMPLETE"}`,
+		`builtin: step limit (${cfg.maxSteps}) reached without ${COMPLETE_MARKER}`,
 		false,
 	);
 }

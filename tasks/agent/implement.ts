@@ -40,7 +40,7 @@ export interface Implemented {
 	work: Work;
 }
 
-const NATIVE_NAME = (branch: string) =>
+const nativeName = (branch: string) =>
 	`lisa-${branch.replace(/[^A-Za-z0-9._-]+/g, "-").slice(0, 60)}`;
 
 /**
@@ -91,7 +91,7 @@ export async function implement(
 					timeoutMs,
 					onOutput: io.onOutput,
 					signal: io.signal,
-					nativeWorktree: native ? NATIVE_NAME(ctx.ws.branch) : undefined,
+					nativeWorktree: native ? nativeName(ctx.ws.branch) : undefined,
 					scratchDir: ctx.ws.scratch,
 				}),
 			{
@@ -102,7 +102,7 @@ export async function implement(
 				probe: () => ctx.ws.fingerprint(cwd),
 			},
 		);
-		if (result.timedOut || Date.now() >= ctx.deadlineAt) throw timedOut(ctx);
+		if (result.timedOut || (!result.ok && Date.now() >= ctx.deadlineAt)) throw timedOut(ctx);
 		if (result.ok) {
 			await ctx.timeline.add("agent.finished", `${m.spec} finished`, { provider: m.spec });
 			return { index: i, spec: m.spec, work: work ?? (await locate(ctx, native, cwd)) };

@@ -15,6 +15,15 @@ export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
 function deepRedact(value: unknown, secrets: string[], depth = 0): unknown {
 	if (typeof value === "string") return redact(value, secrets);
 	if (depth > 6 || value === null || typeof value !== "object") return value;
+	// The formatter sees errors before pino's serializer does: keep them errors (of their class).
+	if (value instanceof Error) {
+		const copy = Object.create(Object.getPrototypeOf(value)) as Error;
+		Object.assign(copy, deepRedact({ ...value }, secrets, depth + 1), {
+			message: redact(value.message, secrets),
+			stack: value.stack && redact(value.stack, secrets),
+		});
+		return copy;
+	}
 	if (Array.isArray(value)) return value.map((v) => deepRedact(v, secrets, depth + 1));
 	const out: Record<string, unknown> = {};
 	for (const [k, v] of Object.entries(value)) out[k] = deepRedact(v, secrets, depth + 1);

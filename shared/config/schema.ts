@@ -35,6 +35,8 @@ const repoSchema = z.object({
 	setup: commandList.default([]),
 	validate: commandList.default([]),
 	allow_workflow_changes: z.boolean().default(false),
+	// Let Claude Code create its own worktree (`--worktree`, seed 004 §1) instead of Lisa's.
+	native_worktree: z.boolean().default(false),
 });
 
 const sourceConfigSchema = z.object({

@@ -34,3 +34,17 @@ export function prBody(input: {
 		.filter(Boolean)
 		.join("\n\n");
 }
+
+const TYPES = "feat|fix|refactor|chore|docs|test|perf|build|ci|style|revert";
+const CONVENTIONAL = new RegExp(`^(${TYPES})(\\([^)]*\\))?(!)?\\s*[:\\-–]\\s*(\\S.*)$`, "i");
+const MAX_TITLE = 256;
+
+/** The PR title in conventional-commit form: a near miss is normalised, anything else is a feat. */
+export function conventionalTitle(title: string): string {
+	const t = title.replace(/\s+/g, " ").trim();
+	const m = CONVENTIONAL.exec(t);
+	const out = m
+		? `${(m[1] as string).toLowerCase()}${m[2] ?? ""}${m[3] ?? ""}: ${m[4]}`
+		: `feat: ${t}`;
+	return out.slice(0, MAX_TITLE);
+}

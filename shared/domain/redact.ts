@@ -10,7 +10,13 @@ const TOKEN_PATTERNS: RegExp[] = [
 	/\bxox[abposr]-[A-Za-z0-9-]{10,}\b/g, // Slack
 	/\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{16,}/g,
 	/(?<=:\/\/)[^/\s:@]+:[^/\s@]+(?=@)/g, // credentials inside URLs (user:pass@host)
+	/\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, // JWTs
+	/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
 ];
+
+// `SOME_TOKEN=value`, `password: value`: the name stays, the value goes.
+const ASSIGNMENT =
+	/\b([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY))(\s*[=:]\s*)(["']?)[^\s"']{8,}/gi;
 
 const MIN_SECRET_LENGTH = 8;
 
@@ -19,7 +25,7 @@ export function redact(text: string, secrets: readonly string[] = []): string {
 	let out = text;
 	for (const s of secrets) if (s.length >= MIN_SECRET_LENGTH) out = out.split(s).join("[redacted]");
 	for (const re of TOKEN_PATTERNS) out = out.replace(re, "[redacted]");
-	return out;
+	return out.replace(ASSIGNMENT, "$1$2$3[redacted]");
 }
 
 /** Keeps the head and tail of long output so a bounded excerpt still shows the start and the error. */

@@ -31,6 +31,15 @@ export interface StepReport {
 	at: string;
 }
 
+/** How the task's checks of the agent's work went (written by the task, shown by the API). */
+export interface StepValidation {
+	/** Agent runs in this attempt: the first one plus validation retries. */
+	agentRuns: number;
+	status: "checking" | "passed" | "failed";
+	/** The problems found by the last failed check (redacted, bounded). */
+	lastFailure?: string;
+}
+
 export interface Step {
 	index: number;
 	repo: string;
@@ -47,6 +56,7 @@ export interface Step {
 	launchedAt?: string;
 	finishedAt?: string;
 	report?: StepReport;
+	validation?: StepValidation;
 }
 
 /** Which tracker side effects are done, so a redelivered message resumes instead of repeating. */

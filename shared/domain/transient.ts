@@ -1,5 +1,5 @@
 // Which agent failures are worth trying the next model for (seed 000's list, exactly, plus
-// Lisa's own supervision markers). Anything else stops the fallback chain.
+// Lisa's own supervision marker). Anything else stops the fallback chain.
 
 export const TRANSIENT_PATTERNS: readonly RegExp[] = [
 	/429/i,
@@ -28,4 +28,9 @@ export const TRANSIENT_PATTERNS: readonly RegExp[] = [
 
 export function isTransientFailure(output: string): boolean {
 	return TRANSIENT_PATTERNS.some((re) => re.test(output));
+}
+
+/** An HTTP answer worth trying elsewhere: rate limited, timed out or a server error. */
+export function isTransientStatus(status: number): boolean {
+	return status === 408 || status === 429 || status >= 500;
 }

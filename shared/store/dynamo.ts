@@ -9,6 +9,7 @@ import {
 	UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
+import { type Guardrail, MAX_GUARDRAILS } from "../domain/guardrails";
 import type { Run, RunPatch, Step } from "../domain/run";
 import { RUN_STATUSES, type RunStatus } from "../domain/states";
 import { INDEXES, type IndexName, key } from "./table";
@@ -214,7 +215,9 @@ export class DynamoStore {
 		runId: string,
 		stepIndex: number,
 		attempt: number,
-		fields: Partial<Pick<Step, "agentState" | "heartbeatAt" | "report" | "provider" | "branch">>,
+		fields: Partial<
+			Pick<Step, "agentState" | "heartbeatAt" | "report" | "provider" | "branch" | "validation">
+		>,
 	): Promise<boolean> {
 		const e = new Expression();
 		const step = `${e.name("steps")}[${stepIndex}]`;
@@ -401,6 +404,50 @@ export class DynamoStore {
 				return e as unknown as RunEvent;
 			},
 		);
+	}
+
+	// ── per-repo guardrails ───────────────────────────────────────────────────────────────────
+
+	/** Stores a guardrail and drops all but the newest `keep` of the repo's. */
+	async addGuardrail(repo: string, entry: Guardrail, keep = MAX_GUARDRAILS): Promise<void> {
+		const id = ulid();
+		await this.doc.send(
+			new PutCommand({
+				TableName: this.table,
+				Item: { ...key.guardrail(repo, id), kind: "guardrail", ...entry },
+			}),
+		);
+		const out = await this.doc.send(
+			new QueryCommand({
+				TableName: this.table,
+				KeyConditionExpression: "pk = :pk AND begins_with(sk, :g)",
+				ExpressionAttributeValues: { ":pk": key.guardrail(repo, "").pk, ":g": "GUARD#" },
+				ProjectionExpression: "pk, sk",
+				ScanIndexForward: false,
+			}),
+		);
+		for (const old of (out.Items ?? []).slice(keep))
+			await this.doc.send(
+				new DeleteCommand({ TableName: this.table, Key: { pk: old.pk, sk: old.sk } }),
+			);
+	}
+
+	/** The repo's newest guardrails, newest first. */
+	async guardrails(repo: string, limit = MAX_GUARDRAILS): Promise<Guardrail[]> {
+		const out = await this.doc.send(
+			new QueryCommand({
+				TableName: this.table,
+				KeyConditionExpression: "pk = :pk AND begins_with(sk, :g)",
+				ExpressionAttributeValues: { ":pk": key.guardrail(repo, "").pk, ":g": "GUARD#" },
+				ScanIndexForward: false,
+				Limit: limit,
+			}),
+		);
+		return (out.Items ?? []).map((item) => {
+			const g = { ...item };
+			for (const k of KEY_ATTRS) delete g[k];
+			return g as unknown as Guardrail;
+		});
 	}
 
 	// ── one active run per issue ──────────────────────────────────────────────────────────────

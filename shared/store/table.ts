@@ -25,6 +25,8 @@ export const key = {
 		pk: `DELIVERY#${source}#${deliveryId}`,
 		sk: "DELIVERY",
 	}),
+	/** Per-repo guardrails: recent failure summaries offered to later prompts. */
+	guardrail: (repo: string, id: string) => ({ pk: `REPO#${repo}`, sk: `GUARD#${id}` }),
 	issuePartition: (source: string, issueId: string) => `ISSUE#${source}#${issueId}`,
 	statusPartition: (status: string) => `STATUS#${status}`,
 	feedPartition: "RUNS",

@@ -1,13 +1,11 @@
-import { mkdir, rm, writeFile } from "node:fs/promises";
-import path from "node:path";
-import { MANIFEST_FILE } from "../../shared/domain/prompt";
 import { type ProcessResult, runProcess } from "./process";
 
-// Git through argv arrays. Credentials reach git only through a credential helper reading an
-// environment variable of the git process itself: never the remote URL, the agent or the logs.
+// Git through argv arrays. A token reaches git only in commands that talk to the remote, through a
+// credential helper reading the git process's own environment: never the remote URL, the agent's
+// environment or the logs. Those commands ignore every config the agent could have written (global
+// and system config, hooks) and the helper answers only for the configured host and protocol.
 
-const CREDENTIAL_HELPER =
-	'!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=$LISA_GIT_TOKEN"; }; f';
+const CREDENTIAL_HELPER = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= read -r l && test -n "$l"; do case "$l" in host=*) h=\${l#host=} ;; protocol=*) p=\${l#protocol=} ;; esac; done; test "$h" = "$LISA_GIT_HOST" && test "$p" = "$LISA_GIT_PROTOCOL" || exit 0; echo username=x-access-token; echo "password=$LISA_GIT_TOKEN"; }; f`;
 
 export class GitError extends Error {
 	constructor(
@@ -21,13 +19,48 @@ export class GitError extends Error {
 	}
 }
 
+/** A token and the remote it is for. */
+export interface GitAuth {
+	token: string;
+	url: string;
+}
+
+/** Settings for a command that may use the token, layered over everything else git reads. */
+export function authenticated(auth: GitAuth | undefined): {
+	args: string[];
+	env: NodeJS.ProcessEnv;
+} {
+	const env: NodeJS.ProcessEnv = { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
+	const args = ["-c", "core.hooksPath=/dev/null"];
+	let remote: URL | undefined;
+	try {
+		remote = auth ? new URL(auth.url) : undefined;
+	} catch {}
+	if (auth && remote && (remote.protocol === "https:" || remote.protocol === "http:")) {
+		args.push("-c", "credential.helper=", "-c", `credential.helper=${CREDENTIAL_HELPER}`);
+		env.LISA_GIT_TOKEN = auth.token;
+		env.LISA_GIT_HOST = remote.host;
+		env.LISA_GIT_PROTOCOL = remote.protocol.slice(0, -1);
+	}
+	return { args, env };
+}
+
 export class Git {
 	constructor(
-		private readonly token: string | undefined,
 		private readonly baseEnv: NodeJS.ProcessEnv,
+		private readonly auth?: GitAuth,
 	) {}
 
-	async run(cwd: string, args: string[], opts: { timeoutMs?: number } = {}): Promise<string> {
+	/**
+	 * `remote`: the command talks to the remote (or may fetch missing blobs of the partial clone),
+	 * so it gets the token and ignores what the agent could have configured.
+	 */
+	async run(
+		cwd: string,
+		args: string[],
+		opts: { timeoutMs?: number; remote?: boolean } = {},
+	): Promise<string> {
+		const secure = opts.remote ? authenticated(this.auth) : undefined;
 		const env: NodeJS.ProcessEnv = {
 			...this.baseEnv,
 			GIT_TERMINAL_PROMPT: "0",
@@ -35,11 +68,9 @@ export class Git {
 			GIT_AUTHOR_EMAIL: this.baseEnv.GIT_AUTHOR_EMAIL ?? "lisa@users.noreply.github.com",
 			GIT_COMMITTER_NAME: this.baseEnv.GIT_COMMITTER_NAME ?? "Lisa",
 			GIT_COMMITTER_EMAIL: this.baseEnv.GIT_COMMITTER_EMAIL ?? "lisa@users.noreply.github.com",
+			...secure?.env,
 		};
-		const auth = this.token ? ["-c", `credential.helper=${CREDENTIAL_HELPER}`] : [];
-		if (this.token) env.LISA_GIT_TOKEN = this.token;
-		const full = [...auth, ...args];
-		const result = await runProcess("git", full, {
+		const result = await runProcess("git", [...(secure?.args ?? []), ...args], {
 			cwd,
 			env,
 			timeoutMs: opts.timeoutMs ?? 10 * 60_000,
@@ -49,53 +80,18 @@ export class Git {
 	}
 }
 
-export interface Checkout {
-	/** The clone shared by a step's attempts. */
-	clone: string;
-	/** The worktree the agent works in, on the step's branch. */
-	tree: string;
-	baseSha: string;
-}
-
-/** Clone (partial, reusing a cache in the workspace) and a fresh worktree on `branch` from `origin/base`. */
-export async function checkout(
-	git: Git,
-	url: string,
-	workspace: string,
-	base: string,
-	branch: string,
-): Promise<Checkout> {
-	const clone = path.join(workspace, "repo");
-	const tree = path.join(workspace, "tree");
-	await mkdir(workspace, { recursive: true });
-	try {
-		await git.run(clone, ["rev-parse", "--git-dir"]);
-		await git.run(clone, ["fetch", "--prune", "origin"]);
-	} catch {
-		await git.run(workspace, ["clone", "--filter=blob:none", "--no-checkout", url, clone]);
-	}
-	// A previous attempt's worktree is discarded: every attempt starts from the base branch.
-	await rm(tree, { recursive: true, force: true });
-	await git.run(clone, ["worktree", "prune"]);
-	await git.run(clone, ["worktree", "add", "--force", "-B", branch, tree, `origin/${base}`]);
-	// The manifest is for Lisa, never part of the change.
-	const exclude = path.join(clone, ".git", "info", "exclude");
-	await mkdir(path.dirname(exclude), { recursive: true });
-	await writeFile(exclude, `${MANIFEST_FILE}\n.lisa-plan.json\n`, { flag: "a" });
-	const baseSha = await git.run(tree, ["rev-parse", `origin/${base}`]);
-	return { clone, tree, baseSha };
-}
-
-export async function commitsAhead(git: Git, tree: string, baseSha: string): Promise<number> {
-	return Number(await git.run(tree, ["rev-list", "--count", `${baseSha}..HEAD`]));
-}
-
-export async function hasDiff(git: Git, tree: string, baseSha: string): Promise<boolean> {
-	const stat = await git.run(tree, ["diff", "--name-only", baseSha, "HEAD"]);
-	return stat.length > 0;
-}
-
-/** Lisa owns the branch: a retried attempt replaces what an earlier attempt pushed. */
-export async function push(git: Git, tree: string, branch: string): Promise<void> {
-	await git.run(tree, ["push", "--force", "origin", `HEAD:refs/heads/${branch}`]);
+/** git gets PATH/HOME and its own settings; the credential helper adds the token itself. */
+export function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+	const keep = [
+		"PATH",
+		"HOME",
+		"LANG",
+		"TMPDIR",
+		"GIT_AUTHOR_NAME",
+		"GIT_AUTHOR_EMAIL",
+		"GIT_COMMITTER_NAME",
+		"GIT_COMMITTER_EMAIL",
+		"GIT_SSH_COMMAND",
+	];
+	return Object.fromEntries(keep.flatMap((k) => (env[k] ? [[k, env[k]]] : [])));
 }

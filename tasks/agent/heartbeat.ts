@@ -3,7 +3,10 @@ import type { DynamoStore } from "../../shared/store/dynamo";
 
 export const HEARTBEAT_MS = 10_000;
 
-/** Writes the step's heartbeat and agent state every ~10 s; the sweeper treats silence as a lost task. */
+/**
+ * Writes the step's heartbeat and agent state every ~10 s, and at once when the state changes; the
+ * sweeper treats silence as a lost task.
+ */
 export class Heartbeat {
 	private timer?: NodeJS.Timeout;
 	state: AgentState = "just_started";
@@ -23,6 +26,7 @@ export class Heartbeat {
 	}
 
 	async set(state: AgentState): Promise<void> {
+		if (state === this.state) return;
 		this.state = state;
 		await this.beat();
 	}

@@ -4,6 +4,7 @@ import { createLogger, secretValues } from "../../shared/log";
 import { storeAndQueue } from "../../shared/runtime";
 import { readSettings } from "../../shared/settings";
 import { runStep } from "./step";
+import { takeGithubToken } from "./token";
 
 // Entry point of the agent task (ECS container or local child process). Env contract: DESIGN §9.
 
@@ -14,14 +15,22 @@ function required(name: string): string {
 }
 
 async function main(): Promise<void> {
-	const log = createLogger("lisa-agent");
+	const githubToken = takeGithubToken(process.env);
+	const secretEnv = { ...process.env, LISA_GITHUB_TOKEN: githubToken };
+	const log = createLogger("lisa-agent", secretEnv);
 	const runId = required("LISA_RUN_ID");
 	const stepIndex = Number(required("LISA_STEP_INDEX"));
 	const attempt = Number(required("LISA_ATTEMPT"));
 	const workspace =
 		process.env.LISA_WORKSPACE ?? path.join(os.tmpdir(), "lisa", runId, `step-${stepIndex}`);
 	const report = await runStep(
-		{ ...storeAndQueue(readSettings()), log, env: process.env, secrets: secretValues() },
+		{
+			...storeAndQueue(readSettings()),
+			log,
+			env: process.env,
+			githubToken,
+			secrets: secretValues(secretEnv),
+		},
 		{ runId, stepIndex, attempt, workspace },
 	);
 	log.info(

@@ -10,6 +10,8 @@ export interface ProcessResult {
 	stdout: string;
 	timedOut: boolean;
 	error?: string;
+	/** The program's pid, which is also its process group's id. */
+	pid?: number;
 }
 
 export interface ProcessOptions {
@@ -19,9 +21,16 @@ export interface ProcessOptions {
 	maxOutput?: number;
 	onOutput?: (chunk: string) => void;
 	signal?: AbortSignal;
+	/**
+	 * Leave what the program started in the background running after it exits (a setup command
+	 * starting a service for the tests). By default the rest of its process group is killed.
+	 */
+	keepBackground?: boolean;
 }
 
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
+/** After the program exits, how long its output may still arrive from pipes it shared. */
+const DRAIN_MS = 2_000;
 
 /**
  * Runs a program from an argv array (never a shell string), stdin closed. It gets its own process
@@ -45,7 +54,7 @@ export function runProcess(
 			detached: true,
 		});
 		const kill = () => {
-			if (child.pid === undefined || child.exitCode !== null) return;
+			if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
 			try {
 				process.kill(-child.pid, "SIGTERM");
 			} catch {}
@@ -77,8 +86,22 @@ export function runProcess(
 			settled = true;
 			if (timer) clearTimeout(timer);
 			opts.signal?.removeEventListener("abort", kill);
-			resolve({ ...r, output, stdout, timedOut });
+			resolve({ ...r, output, stdout, timedOut, pid: child.pid });
 		};
+		// What the program left running in its group (a server a test started, a daemon) goes when
+		// the program ends, unless asked to stay. Either way a background process that still holds the
+		// pipes does not keep the result waiting.
+		child.on("exit", (code, signal) => {
+			if (!opts.keepBackground)
+				try {
+					if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+				} catch {}
+			setTimeout(() => {
+				child.stdout.destroy();
+				child.stderr.destroy();
+				finish({ code, signal });
+			}, DRAIN_MS).unref();
+		});
 		child.on("error", (err) => finish({ code: null, signal: null, error: err.message }));
 		child.on("close", (code, signal) => finish({ code, signal }));
 	});

@@ -1,4 +1,7 @@
+import { rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import type { ProviderName } from "../../../shared/config/schema";
+import { promptFilePointer } from "../../../shared/domain/prompt";
 import { runProcess } from "../process";
 import {
 	type AgentResult,
@@ -7,7 +10,11 @@ import {
 	type Provider,
 } from "./provider";
 
-/** An agent CLI run as `<bin> <argv…>` with the prompt as one argument (DESIGN §9). */
+/**
+ * An agent CLI run as `<bin> <argv…>` (DESIGN §9): spawned without a shell, stdin closed, in its
+ * own process group. A prompt too long for one argument goes into a file outside the worktree and
+ * the agent is told to read it: never silently cut.
+ */
 export class CliProvider implements Provider {
 	constructor(
 		readonly name: ProviderName,
@@ -20,37 +27,49 @@ export class CliProvider implements Provider {
 		const r = await runProcess(this.bin, ["--version"], {
 			cwd: process.cwd(),
 			env,
-			timeoutMs: 15_000,
+			timeoutMs: 30_000,
 		});
 		return r.code === 0;
 	}
 
 	async run(prompt: string, opts: AgentRunOptions): Promise<AgentResult> {
-		if (Buffer.byteLength(prompt) > MAX_PROMPT_ARG_BYTES)
-			throw new Error(
-				`the prompt is ${Buffer.byteLength(prompt)} bytes, over the ${MAX_PROMPT_ARG_BYTES}-byte argument limit`,
+		const bytes = Buffer.byteLength(prompt);
+		const file =
+			bytes > MAX_PROMPT_ARG_BYTES
+				? path.join(opts.scratchDir, `prompt-${this.name}-${Date.now()}.md`)
+				: undefined;
+		if (file) await writeFile(file, prompt, { mode: 0o600 });
+		try {
+			const r = await runProcess(
+				this.bin,
+				this.argv(file ? promptFilePointer(file, bytes) : prompt, opts),
+				{
+					cwd: opts.cwd,
+					env: opts.env,
+					timeoutMs: opts.timeoutMs,
+					onOutput: opts.onOutput,
+					signal: opts.signal,
+				},
 			);
-		const r = await runProcess(this.bin, this.argv(prompt, opts), {
-			cwd: opts.cwd,
-			env: opts.env,
-			timeoutMs: opts.timeoutMs,
-			onOutput: opts.onOutput,
-			signal: opts.signal,
-		});
-		const notFound = r.error?.includes("ENOENT")
-			? `${this.bin}: command not found (not installed or not in PATH)\n`
-			: "";
-		return {
-			ok: r.code === 0 && !r.timedOut,
-			output: `${notFound}${r.output}${r.timedOut ? "\n[lisa-supervisor] the agent timed out" : ""}`,
-			exitCode: r.code,
-			timedOut: r.timedOut,
-		};
+			const notFound = r.error?.includes("ENOENT")
+				? `${this.bin}: command not found (not installed or not in PATH)\n`
+				: "";
+			return {
+				ok: r.code === 0 && !r.timedOut,
+				output: `${notFound}${r.error && !notFound ? `${r.error}\n` : ""}${r.output}`,
+				exitCode: r.code,
+				timedOut: r.timedOut,
+			};
+		} finally {
+			if (file) await rm(file, { force: true });
+		}
 	}
 }
 
 const model = (opts: AgentRunOptions, flag: string) => (opts.model ? [flag, opts.model] : []);
 
+// Claude Code's `--worktree` takes an optional name: it is always given, or the prompt would be
+// taken for the name.
 export const claude = new CliProvider(
 	"claude",
 	"claude",
@@ -58,10 +77,28 @@ export const claude = new CliProvider(
 		"-p",
 		"--dangerously-skip-permissions",
 		...model(opts, "--model"),
-		...(opts.useNativeWorktree ? ["--worktree"] : []),
+		...(opts.nativeWorktree ? ["--worktree", opts.nativeWorktree] : []),
 		prompt,
 	],
 	true,
 );
 
-export const PROVIDERS: Partial<Record<ProviderName, Provider>> = { claude };
+export const gemini = new CliProvider("gemini", "gemini", (prompt, opts) => [
+	"--yolo",
+	...model(opts, "-m"),
+	"-p",
+	prompt,
+]);
+
+export const opencode = new CliProvider("opencode", "opencode", (prompt, opts) => [
+	"run",
+	...model(opts, "-m"),
+	prompt,
+]);
+
+export const codex = new CliProvider("codex", "codex", (prompt, opts) => [
+	"exec",
+	"--full-auto",
+	...model(opts, "-m"),
+	prompt,
+]);

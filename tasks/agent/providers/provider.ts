@@ -3,12 +3,16 @@ import type { ProviderName } from "../../../shared/config/schema";
 export interface AgentRunOptions {
 	cwd: string;
 	model?: string;
-	/** The environment the CLI gets: already reduced to what it needs. */
+	/** The environment the agent gets: already reduced to what it needs (`agentEnv`). */
 	env: NodeJS.ProcessEnv;
 	timeoutMs: number;
 	onOutput?: (chunk: string) => void;
+	/** Aborting kills the agent and everything it started. */
 	signal?: AbortSignal;
-	useNativeWorktree?: boolean;
+	/** Claude Code's own worktree (`--worktree <name>`), created from the cwd's HEAD. */
+	nativeWorktree?: string;
+	/** A directory outside the worktree for files the agent reads but must not commit. */
+	scratchDir: string;
 }
 
 export interface AgentResult {
@@ -16,16 +20,19 @@ export interface AgentResult {
 	output: string;
 	exitCode: number | null;
 	timedOut: boolean;
+	/** The provider's own verdict on a failure, when it knows better than the output patterns. */
+	transient?: boolean;
 }
 
 export interface Provider {
 	readonly name: ProviderName;
+	/** Claude Code can create and manage its own worktree (seed 004 §1). */
 	readonly supportsNativeWorktree?: boolean;
-	isAvailable(env: NodeJS.ProcessEnv): Promise<boolean>;
+	isAvailable(env: NodeJS.ProcessEnv, model?: string): Promise<boolean>;
 	run(prompt: string, opts: AgentRunOptions): Promise<AgentResult>;
 }
 
-/** Linux caps one argv string at 128 KiB; stay well below it. */
+/** Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); stay well below it. */
 export const MAX_PROMPT_ARG_BYTES = 100_000;
 
 const BASE_ENV = [
@@ -44,18 +51,42 @@ const BASE_ENV = [
 
 /** Per provider: the variables its CLI needs. Nothing else of the task's environment reaches it. */
 export const PROVIDER_ENV: Record<ProviderName, RegExp[]> = {
-	claude: [/^ANTHROPIC_/, /^CLAUDE_CODE_/, /^AWS_BEARER_TOKEN_BEDROCK$/],
-	gemini: [/^GEMINI_API_KEY$/, /^GOOGLE_API_KEY$/, /^GOOGLE_GENAI_/, /^GOOGLE_CLOUD_PROJECT$/],
+	claude: [/^ANTHROPIC_/, /^CLAUDE_CODE_/, /^CLAUDE_CONFIG_DIR$/, /^AWS_BEARER_TOKEN_BEDROCK$/],
+	gemini: [
+		/^GEMINI_/,
+		/^GOOGLE_API_KEY$/,
+		/^GOOGLE_GENAI_/,
+		/^GOOGLE_CLOUD_(PROJECT|LOCATION)$/,
+		/^GOOGLE_APPLICATION_CREDENTIALS$/,
+	],
 	opencode: [/^OPENCODE_/, /^ANTHROPIC_API_KEY$/, /^OPENAI_API_KEY$/, /^OPENROUTER_API_KEY$/],
 	codex: [/^OPENAI_API_KEY$/, /^OPENAI_BASE_URL$/, /^CODEX_/],
-	builtin: [],
+	// The built-in agent runs inside the task: it reads its endpoint from these, and the commands it
+	// runs get `commandEnv` without them.
+	builtin: [/^LISA_LLM_/],
 };
 
-export function agentEnv(provider: ProviderName, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+/**
+ * The environment of anything Lisa runs in the worktree (agents, setup and validate commands): the
+ * basics, a git identity for commits, and no terminal prompts. Never Lisa's own credentials.
+ */
+export function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	const out: NodeJS.ProcessEnv = {};
+	for (const k of BASE_ENV) if (env[k] !== undefined) out[k] = env[k];
+	out.GIT_AUTHOR_NAME = env.GIT_AUTHOR_NAME ?? "Lisa";
+	out.GIT_AUTHOR_EMAIL = env.GIT_AUTHOR_EMAIL ?? "lisa@users.noreply.github.com";
+	out.GIT_COMMITTER_NAME = env.GIT_COMMITTER_NAME ?? out.GIT_AUTHOR_NAME;
+	out.GIT_COMMITTER_EMAIL = env.GIT_COMMITTER_EMAIL ?? out.GIT_AUTHOR_EMAIL;
+	out.GIT_TERMINAL_PROMPT = "0";
+	return out;
+}
+
+/** `commandEnv` plus the provider's own variables; `CLAUDECODE` never passes (nested sessions). */
+export function agentEnv(provider: ProviderName, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+	const out = commandEnv(env);
 	for (const [k, v] of Object.entries(env)) {
 		if (v === undefined || k === "CLAUDECODE") continue;
-		if (BASE_ENV.includes(k) || PROVIDER_ENV[provider].some((re) => re.test(k))) out[k] = v;
+		if (PROVIDER_ENV[provider].some((re) => re.test(k))) out[k] = v;
 	}
 	return out;
 }

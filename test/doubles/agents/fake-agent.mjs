@@ -1,26 +1,31 @@
 #!/usr/bin/env node
 // A fake agent CLI (claude, gemini, opencode, codex) honouring the real argv contract. It behaves
 // like an agent that did the work: edits a file, commits, writes .lisa-manifest.json. Directives in
-// the prompt (lines "lisa-fake: <directive>", e.g. in the issue description) change its behaviour:
+// the prompt (lines "lisa-fake: <directive>", e.g. in the issue description) change its behaviour;
+// "lisa-fake[claude,codex]: …" applies only to those CLIs:
 //   exit=N · stderr=<text> · stdout=<text> · sleep=N (seconds, printing a line per second)
-//   hang (no output, never exits) · no-commit · no-manifest · bad-manifest · touch=<path>
-// Every call is appended as JSON to $FAKE_AGENT_LOG (set by the wrapper script, not the task).
-import { execFileSync } from "node:child_process";
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+//   hang (no output, never exits; starts a child that hangs too) · no-commit · empty-commit
+//   no-manifest · bad-manifest · manifest=<json> · touch=<path> · print-env=<VAR>
+//   broken-until-retry (writes status.txt "broken", or "ok" once the prompt is a retry)
+// A prompt that points to a file ("…instructions are in the file `<path>`…") is read from it, and
+// claude's `--worktree <name>` creates .claude/worktrees/<name> on branch worktree-<name> as Claude
+// Code does. Every call is appended as JSON to $FAKE_AGENT_LOG (set by the wrapper, not the task).
+import { execFileSync, spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const [cli, ...argv] = process.argv.slice(2);
 
 function parse() {
 	if (argv[0] === "--version") return { version: true };
-	const opts = { model: undefined, worktree: false, prompt: undefined };
+	const opts = { model: undefined, worktree: undefined, prompt: undefined };
 	const args = [...argv];
 	if (cli === "claude") {
 		for (let i = 0; i < args.length; i++) {
 			const a = args[i];
 			if (a === "-p" || a === "--dangerously-skip-permissions") continue;
 			if (a === "--model") opts.model = args[++i];
-			else if (a === "--worktree") opts.worktree = true;
+			else if (a === "--worktree") opts.worktree = args[++i];
 			else opts.prompt = a;
 		}
 	} else if (cli === "gemini") {
@@ -51,6 +56,11 @@ function fail(message, code = 2) {
 
 const git = (...args) => execFileSync("git", args, { encoding: "utf8" }).trim();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (entry) => {
+	if (!process.env.FAKE_AGENT_LOG) return;
+	mkdirSync(path.dirname(process.env.FAKE_AGENT_LOG), { recursive: true });
+	appendFileSync(process.env.FAKE_AGENT_LOG, `${JSON.stringify(entry)}\n`);
+};
 
 const opts = parse();
 if (opts.version) {
@@ -58,57 +68,97 @@ if (opts.version) {
 	process.exit(0);
 }
 
-const directives = new Map();
-for (const m of opts.prompt.matchAll(/lisa-fake:\s*([a-z-]+)(?:=([^\n]*))?/g))
-	directives.set(m[1], (m[2] ?? "").trim());
+const pointer = opts.prompt.match(/instructions are in the file `([^`]+)`/);
+const prompt = pointer ? readFileSync(pointer[1], "utf8") : opts.prompt;
 
-if (process.env.FAKE_AGENT_LOG) {
-	mkdirSync(path.dirname(process.env.FAKE_AGENT_LOG), { recursive: true });
-	appendFileSync(
-		process.env.FAKE_AGENT_LOG,
-		`${JSON.stringify({ cli, argv, model: opts.model, cwd: process.cwd(), env: Object.keys(process.env).sort(), claudecode: process.env.CLAUDECODE ?? null, at: new Date().toISOString() })}\n`,
-	);
+const directives = new Map();
+for (const m of prompt.matchAll(/lisa-fake(?:\[([a-z,]+)\])?:\s*([a-z-]+)(?:=([^\n]*))?/g))
+	if (!m[1] || m[1].split(",").includes(cli)) directives.set(m[2], (m[3] ?? "").trim());
+
+const startCwd = process.cwd();
+log({
+	cli,
+	argv,
+	model: opts.model,
+	cwd: startCwd,
+	pid: process.pid,
+	prompt,
+	promptFile: pointer?.[1] ?? null,
+	env: Object.keys(process.env).sort(),
+	envValues: process.env,
+	claudecode: process.env.CLAUDECODE ?? null,
+	at: new Date().toISOString(),
+});
+
+if (opts.worktree) {
+	// Claude Code's --worktree: a worktree of the current repo, from HEAD, and work inside it.
+	const dir = path.join(startCwd, ".claude", "worktrees", opts.worktree);
+	git("worktree", "add", "-b", `worktree-${opts.worktree}`, dir, "HEAD");
+	process.chdir(dir);
 }
 
-if (directives.has("hang")) await new Promise(() => {});
+if (directives.has("hang")) {
+	const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {
+		stdio: "ignore",
+	});
+	log({ cli, hang: { pid: process.pid, child: child.pid } });
+	await new Promise(() => {});
+}
 const seconds = Number(directives.get("sleep") ?? 0);
 for (let i = 0; i < seconds; i++) {
 	console.log(`working… ${i + 1}/${seconds}`);
 	await sleep(1000);
 }
 if (directives.has("stdout")) console.log(directives.get("stdout"));
+if (directives.has("print-env"))
+	console.log(`${directives.get("print-env")}=${process.env[directives.get("print-env")] ?? ""}`);
 if (directives.has("stderr")) process.stderr.write(`${directives.get("stderr")}\n`);
 if (directives.has("exit")) process.exit(Number(directives.get("exit")));
 
-const title =
-	(opts.prompt.match(/```+untrusted-issue\n(?:[A-Z]+-\d+: )?([^\n]*)/) ?? [])[1] ?? "change";
+const title = (prompt.match(/```+untrusted-issue\n(?:[A-Z]+-\d+: )?([^\n]*)/) ?? [])[1] ?? "change";
+const retry = /\[RETRY - MUST COMPLETE\]|\[FINAL ATTEMPT\]/.test(prompt);
 const branch = git("rev-parse", "--abbrev-ref", "HEAD");
-if (!directives.has("no-commit")) {
-	const file = directives.get("touch") || "LISA_CHANGE.md";
-	mkdirSync(path.dirname(file), { recursive: true });
-	writeFileSync(
-		file,
-		`# ${title}\n\nImplemented by the fake ${cli} agent (${opts.model ?? "default model"}).\n`,
-	);
+const commit = (message) => {
 	git("add", "-A");
+	if (!git("status", "--porcelain")) return;
+	git("-c", "user.name=Fake Agent", "-c", "user.email=fake@example.com", "commit", "-m", message);
+};
+if (directives.has("empty-commit"))
 	git(
 		"-c",
 		"user.name=Fake Agent",
 		"-c",
 		"user.email=fake@example.com",
 		"commit",
+		"--allow-empty",
 		"-m",
 		`feat: ${title.toLowerCase()}`,
 	);
+else if (!directives.has("no-commit")) {
+	const file = directives.get("touch") || "LISA_CHANGE.md";
+	mkdirSync(path.dirname(file), { recursive: true });
+	writeFileSync(
+		file,
+		`# ${title}\n\nImplemented by the fake ${cli} agent (${opts.model ?? "default model"}).\n`,
+	);
+	if (directives.has("broken-until-retry"))
+		writeFileSync("status.txt", retry ? "ok\n" : "broken\n");
+	commit(retry ? `fix: ${title.toLowerCase()} (retry)` : `feat: ${title.toLowerCase()}`);
 }
-if (directives.has("bad-manifest")) writeFileSync(".lisa-manifest.json", "{ not json");
+
+const manifestAt = prompt.match(/write the manifest file `([^`]+)`/)?.[1] ?? ".lisa-manifest.json";
+const manifest = path.isAbsolute(manifestAt) ? manifestAt : path.join(process.cwd(), manifestAt);
+if (directives.has("bad-manifest")) writeFileSync(manifest, "{ not json");
+else if (directives.has("manifest")) writeFileSync(manifest, directives.get("manifest"));
 else if (!directives.has("no-manifest"))
 	writeFileSync(
-		".lisa-manifest.json",
+		manifest,
 		JSON.stringify({
 			branch,
 			prTitle: `feat: ${title.toLowerCase()}`,
 			prBody: `* **What**: ${title}\n* **Why**: requested in the issue\n* **Testing**: fake agent`,
 		}),
 	);
-console.log(`done: ${title}`);
+console.log(
+	`done: ${title}${existsSync("status.txt") ? ` (status ${readFileSync("status.txt", "utf8").trim()})` : ""}`,
+);

@@ -5,20 +5,27 @@ import { fileURLToPath } from "node:url";
 const FAKE = fileURLToPath(new URL("./fake-agent.mjs", import.meta.url));
 export const AGENT_CLIS = ["claude", "gemini", "opencode", "codex"] as const;
 
+export interface FakeAgentCall {
+	cli: string;
+	argv: string[];
+	model?: string;
+	cwd: string;
+	pid: number;
+	/** The prompt the agent worked from (read from the file a long prompt points to). */
+	prompt: string;
+	promptFile: string | null;
+	env: string[];
+	envValues: Record<string, string>;
+	claudecode: string | null;
+}
+
 export interface FakeAgents {
 	/** Put first on PATH. */
 	bin: string;
 	log: string;
-	calls(): Promise<
-		{
-			cli: string;
-			argv: string[];
-			model?: string;
-			cwd: string;
-			env: string[];
-			claudecode: string | null;
-		}[]
-	>;
+	calls(): Promise<FakeAgentCall[]>;
+	/** Agents that hung, with the pid of the child each started. */
+	hangs(): Promise<{ cli: string; hang: { pid: number; child: number } }[]>;
 }
 
 /**
@@ -40,15 +47,18 @@ export async function installFakeAgents(
 		);
 		await chmod(file, 0o755);
 	}
+	const entries = async () =>
+		(await readFile(log, "utf8").catch(() => ""))
+			.split("\n")
+			.filter(Boolean)
+			.map((l) => JSON.parse(l) as Record<string, unknown>);
 	return {
 		bin,
 		log,
-		async calls() {
-			const text = await readFile(log, "utf8").catch(() => "");
-			return text
-				.split("\n")
-				.filter(Boolean)
-				.map((l) => JSON.parse(l));
-		},
+		calls: async () => (await entries()).filter((e) => "argv" in e) as unknown as FakeAgentCall[],
+		hangs: async () =>
+			(await entries()).filter((e) => "hang" in e) as unknown as Awaited<
+				ReturnType<FakeAgents["hangs"]>
+			>,
 	};
 }

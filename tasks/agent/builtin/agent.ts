@@ -1,0 +1,148 @@
+import { blockedMessage, blockedReason } from "../../../shared/domain/blocklist";
+import { tail } from "../../../shared/domain/redact";
+import { runProcess } from "../process";
+import type { AgentResult } from "../providers/provider";
+import { type ChatMessage, chat, type LlmConfig, LlmError } from "./llm";
+import {
+	COMPLETE_MARKER,
+	isCompletion,
+	observation,
+	parseAction,
+	SYSTEM_PROMPT,
+	taskMessage,
+} from "./protocol";
+
+// Lisa's built-in agent (seed 001 / mini-swe-agent v1): a bash-only loop against an OpenAI-compatible
+// endpoint, for teams without an agent CLI. Each command runs in a fresh `bash -c` in the worktree.
+
+export interface BuiltinConfig {
+	llm: Omit<LlmConfig, "signal">;
+	maxSteps: number;
+	commandTimeoutMs: number;
+	/** Consecutive replies without exactly one bash block before the run gives up. */
+	maxFormatErrors: number;
+}
+
+const positive = (v: string | undefined, fallback: number) => {
+	const n = Number(v);
+	return Number.isFinite(n) && n > 0 ? n : fallback;
+};
+
+/** The agent's settings from `LISA_LLM_*`; undefined when no endpoint or model is set. */
+export function builtinConfig(
+	env: NodeJS.ProcessEnv,
+	model = env.LISA_LLM_MODEL,
+): BuiltinConfig | undefined {
+	const baseUrl = env.LISA_LLM_BASE_URL;
+	if (!baseUrl || !model) return undefined;
+	return {
+		llm: {
+			baseUrl,
+			apiKey: env.LISA_LLM_API_KEY,
+			model,
+			timeoutMs: positive(env.LISA_LLM_REQUEST_TIMEOUT_SECONDS, 300) * 1000,
+			retryDelaysMs: [1000, 3000],
+		},
+		maxSteps: positive(env.LISA_LLM_MAX_STEPS, 60),
+		commandTimeoutMs: positive(env.LISA_LLM_COMMAND_TIMEOUT_SECONDS, 120) * 1000,
+		maxFormatErrors: 5,
+	};
+}
+
+export interface BuiltinIo {
+	cwd: string;
+	/** The environment of the commands the agent runs (no LLM key). */
+	env: NodeJS.ProcessEnv;
+	timeoutMs: number;
+	onOutput?: (chunk: string) => void;
+	signal?: AbortSignal;
+}
+
+const MAX_TRANSCRIPT = 64 * 1024;
+
+export async function runBuiltinAgent(
+	task: string,
+	cfg: BuiltinConfig,
+	io: BuiltinIo,
+): Promise<AgentResult> {
+	const deadline = AbortSignal.timeout(io.timeoutMs);
+	const signal = AbortSignal.any([deadline, ...(io.signal ? [io.signal] : [])]);
+	let transcript = "";
+	const emit = (text: string) => {
+		transcript = tail(transcript + text, MAX_TRANSCRIPT);
+		io.onOutput?.(text);
+	};
+	const end = (ok: boolean, line: string, transient?: boolean): AgentResult => {
+		emit(`${line}\n`);
+		return {
+			ok,
+			output: transcript,
+			exitCode: ok ? 0 : 1,
+			timedOut: deadline.aborted,
+			transient: ok ? undefined : transient,
+		};
+	};
+
+	const messages: ChatMessage[] = [
+		{ role: "system", content: SYSTEM_PROMPT },
+		{ role: "user", content: taskMessage(task) },
+	];
+	let formatErrors = 0;
+	for (let step = 1; step <= cfg.maxSteps; step++) {
+		if (signal.aborted) return end(false, "builtin: stopped", false);
+		let reply: string;
+		try {
+			reply = await chat({ ...cfg.llm, signal }, messages);
+		} catch (err) {
+			if (signal.aborted) return end(false, "builtin: stopped", false);
+			const e = err instanceof LlmError ? err : new LlmError(String(err), false);
+			return end(false, `builtin: the LLM request failed: ${e.message}`, e.transient);
+		}
+		// The reply is kept even when it is malformed, so the model sees what it said (unlike seed 001).
+		messages.push({ role: "assistant", content: reply });
+		const action = parseAction(reply);
+		if ("formatError" in action) {
+			emit(`[step ${step}] format error: ${action.formatError}\n`);
+			if (++formatErrors >= cfg.maxFormatErrors)
+				return end(
+					false,
+					`builtin: ${formatErrors} replies in a row without exactly one bash block`,
+					false,
+				);
+			messages.push({ role: "user", content: action.formatError });
+			continue;
+		}
+		formatErrors = 0;
+		emit(`[step ${step}] $ ${action.command}\n`);
+		const blocked = blockedReason(action.command);
+		if (blocked) {
+			emit(`blocked: ${blocked}\n`);
+			messages.push({ role: "user", content: blockedMessage(blocked) });
+			continue;
+		}
+		const r = await runProcess("bash", ["-c", action.command], {
+			cwd: io.cwd,
+			env: io.env,
+			timeoutMs: cfg.commandTimeoutMs,
+			signal,
+			onOutput: emit,
+		});
+		if (signal.aborted) return end(false, "builtin: stopped", false);
+		if (isCompletion(r.stdout, r.code))
+			return end(true, `builtin: ${step} steps, task complete`, undefined);
+		messages.push({
+			role: "user",
+			content: observation({
+				output: r.error ? `${r.error}\n${r.output}` : r.output,
+				exitCode: r.code,
+				timedOut: r.timedOut,
+				timeoutSeconds: cfg.commandTimeoutMs / 1000,
+			}),
+		});
+	}
+	return end(
+		false,
+		`builtin: step limit (${cfg.maxSteps}) reached without ${COMPLETE_MARKER}`,
+		false,
+	);
+}

@@ -1,0 +1,68 @@
+import { tail } from "../../shared/domain/redact";
+import { runProcess } from "./process";
+
+// The repo's `setup` and `validate` commands: strings from the team's config (never from the issue),
+// each run by `bash -c` in the worktree with the plain command environment, no credentials.
+
+export interface CommandFailure {
+	command: string;
+	exitCode: number | null;
+	timedOut: boolean;
+	/** The last part of its output. */
+	output: string;
+}
+
+const OUTPUT_TAIL = 4_000;
+
+/** Runs the commands in order; the first failure, or undefined when all pass. */
+export async function runCommands(
+	commands: readonly string[],
+	opts: {
+		cwd: string;
+		env: NodeJS.ProcessEnv;
+		deadlineAt: number;
+		onOutput?: (chunk: string) => void;
+		/**
+		 * Setup may start services the validate commands use: their process groups are added here
+		 * for the caller to stop when the step ends.
+		 */
+		background?: number[];
+	},
+): Promise<CommandFailure | undefined> {
+	for (const command of commands) {
+		const timeoutMs = Math.max(1000, opts.deadlineAt - Date.now());
+		const r = await runProcess("bash", ["-c", command], {
+			cwd: opts.cwd,
+			env: { ...opts.env, CI: "true" },
+			timeoutMs,
+			onOutput: opts.onOutput,
+			keepBackground: opts.background !== undefined,
+		});
+		if (r.pid !== undefined) opts.background?.push(r.pid);
+		if (r.code !== 0 || r.timedOut)
+			return {
+				command,
+				exitCode: r.code,
+				timedOut: r.timedOut,
+				output: tail(`${r.error ? `${r.error}\n` : ""}${r.output}`, OUTPUT_TAIL),
+			};
+	}
+	return undefined;
+}
+
+/** Stops what setup left running. */
+export function stopBackground(groups: readonly number[]): void {
+	for (const pgid of groups)
+		try {
+			process.kill(-pgid, "SIGTERM");
+		} catch {}
+}
+
+export function describeFailure(kind: "setup" | "validate", f: CommandFailure): string {
+	const how = f.timedOut
+		? "ran out of time"
+		: f.exitCode === null
+			? "was killed"
+			: `failed with exit code ${f.exitCode}`;
+	return `the ${kind} command \`${f.command}\` ${how}`;
+}

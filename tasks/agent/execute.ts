@@ -1,0 +1,253 @@
+import type { LisaConfig, RepoConfig } from "../../shared/config/schema";
+import { parseModelSpec } from "../../shared/domain/fallback";
+import type { Guardrail } from "../../shared/domain/guardrails";
+import { conventionalTitle, prBody } from "../../shared/domain/pr-body";
+import { buildImplementPrompt, type RetryContext } from "../../shared/domain/prompt";
+import { headTail, redact } from "../../shared/domain/redact";
+import { branchName, type IssueSnapshot, type Run, type Step } from "../../shared/domain/run";
+import { stepDeadline } from "../../shared/domain/supervision";
+import { isTransientFailure } from "../../shared/domain/transient";
+import type { Logger } from "../../shared/log";
+import type { Queue } from "../../shared/queue/sqs";
+import type { DynamoStore } from "../../shared/store/dynamo";
+import { check, problemsText } from "./check";
+import { describeFailure, runCommands, stopBackground } from "./commands";
+import { StepFailure } from "./failure";
+import { Git, gitEnv } from "./git";
+import type { Heartbeat } from "./heartbeat";
+import { type ImplementContext, implement } from "./implement";
+import { readManifest } from "./manifest";
+import { commandEnv } from "./providers/provider";
+import { codeHost, openPullRequest } from "./publish";
+import type { Timeline } from "./timeline";
+import { type Work, Workspace } from "./workspace";
+
+export interface TaskDeps {
+	store: DynamoStore;
+	queue: Queue;
+	log: Logger;
+	env: NodeJS.ProcessEnv;
+	/** The code host token, kept out of every environment but the push's git process. */
+	githubToken?: string;
+	/** Secret values redacted from everything the task reports. */
+	secrets: string[];
+}
+
+export interface StepRequest {
+	runId: string;
+	stepIndex: number;
+	attempt: number;
+	workspace: string;
+}
+
+/** What later runs of the repository should learn from this attempt (its guardrail). */
+export interface Lesson {
+	failure: Guardrail["failure"];
+	summary: string;
+	provider?: string;
+}
+
+export interface Attempt {
+	deps: TaskDeps;
+	run: Run;
+	req: StepRequest;
+	heartbeat: Heartbeat;
+	timeline: Timeline;
+	lessons: Lesson[];
+}
+
+interface Resolved {
+	config: LisaConfig;
+	issue: IssueSnapshot;
+	step: Step;
+	repo: RepoConfig & { slug: string };
+	branch: string;
+	deadlineAt: number;
+}
+
+function resolve(run: Run, stepIndex: number): Resolved {
+	const config = run.config;
+	const step = run.steps[stepIndex];
+	if (!config || !run.issue || !step)
+		throw new StepFailure("the run has no config snapshot or issue", false, "config");
+	const repo = config.repos.find((r) => r.name === step.repo);
+	if (!repo)
+		throw new StepFailure(`repo "${step.repo}" is not in the run's config`, false, "config");
+	const { slug } = repo;
+	if (!slug)
+		throw new StepFailure(
+			`repo "${repo.name}" has no slug: set slug: owner/name in the config`,
+			false,
+			"config",
+		);
+	return {
+		config,
+		issue: run.issue,
+		step,
+		repo: { ...repo, slug },
+		branch: branchName(
+			config.branch_prefix,
+			run.issue.key ?? run.issueKey ?? run.issueId,
+			run.issue.title,
+		),
+		deadlineAt: stepDeadline(step.launchedAt, config.limits.step_timeout_minutes, Date.now()),
+	};
+}
+
+/** Prepare → implement and check (with retries) → publish. Throws StepFailure. */
+export async function execute(
+	a: Attempt,
+): Promise<{ branch: string; prUrl: string; provider: string }> {
+	const s = resolve(a.run, a.req.stepIndex);
+	const git = new Git(
+		gitEnv(a.deps.env),
+		a.deps.githubToken ? { token: a.deps.githubToken, url: s.repo.url } : undefined,
+	);
+	const ws = new Workspace(git, a.req.workspace, s.repo.url, s.repo.base_branch, s.branch);
+	await ws.prepare().catch((err) => {
+		throw new StepFailure(
+			`could not check out ${s.repo.name}: ${(err as Error).message}`,
+			isTransientFailure(String(err)),
+			"checkout",
+		);
+	});
+	const background: number[] = [];
+	try {
+		const { work, provider } = await implementAndCheck(a, s, ws, background);
+		const prUrl = await publish(a, s, ws, work);
+		return { branch: s.branch, prUrl, provider };
+	} finally {
+		stopBackground(background);
+	}
+}
+
+/** Agent runs through the fallback chain until the work passes the checks, or retries run out. */
+async function implementAndCheck(
+	a: Attempt,
+	s: Resolved,
+	ws: Workspace,
+	background: number[],
+): Promise<{ work: Work; provider: string }> {
+	const { deps, req, timeline } = a;
+	const { repo, deadlineAt } = s;
+	const limits = s.config.limits;
+	const env = commandEnv(deps.env);
+	const guardrails = await deps.store.guardrails(repo.name).catch(() => []);
+	const setUp = new Set<string>();
+	let retry: RetryContext | undefined;
+	const ctx: ImplementContext = {
+		ws,
+		models: s.config.models.map(parseModelSpec),
+		env: deps.env,
+		secrets: deps.secrets,
+		staleSeconds: limits.stale_output_seconds,
+		timeoutMinutes: limits.step_timeout_minutes,
+		deadlineAt,
+		nativeWorktree: repo.native_worktree === true,
+		heartbeat: a.heartbeat,
+		timeline,
+		async setup(dir) {
+			if (setUp.has(dir) || !repo.setup.length) return;
+			setUp.add(dir);
+			const failure = await runCommands(repo.setup, { cwd: dir, env, deadlineAt, background });
+			if (failure)
+				throw new StepFailure(
+					`${describeFailure("setup", failure)}: ${failure.output.trim().split("\n").slice(-10).join("\n")}`,
+					isTransientFailure(failure.output),
+					"setup",
+				);
+			await timeline.add("setup.finished", `setup ran: ${repo.setup.join(" && ")}`);
+		},
+		prompt: (native) =>
+			buildImplementPrompt({
+				issue: s.issue,
+				repo: repo.name,
+				branch: s.branch,
+				baseBranch: repo.base_branch,
+				scope: s.step.scope,
+				allowWorkflowChanges: repo.allow_workflow_changes,
+				nativeWorktree: native,
+				guardrails,
+				retry,
+			}),
+	};
+	const validation = (v: NonNullable<Step["validation"]>) =>
+		deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, { validation: v });
+
+	const maxRuns = 1 + limits.max_validation_retries;
+	let work: Work | undefined;
+	let from = 0;
+	for (let n = 1; ; n++) {
+		const done = await implement(ctx, from, work);
+		({ index: from, work } = done);
+		await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
+			provider: done.spec,
+			validation: { agentRuns: n, status: "checking" },
+		});
+		await ctx.setup(work.dir);
+		const problems = await check(ws, work, repo, env, deadlineAt, timeline);
+		if (!problems.length) {
+			await validation({ agentRuns: n, status: "passed" });
+			return { work, provider: done.spec };
+		}
+		const failure = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
+		const text = problemsText(problems);
+		a.lessons.push({ failure, summary: text, provider: done.spec });
+		const final = n >= maxRuns;
+		const summary = problems.map((p) => p.summary).join("; ");
+		await validation({
+			agentRuns: n,
+			status: final ? "failed" : "checking",
+			lastFailure: headTail(redact(summary, deps.secrets), 1000),
+		});
+		const output = problems.flatMap((p) => (p.output ? [p.output] : [])).join("\n");
+		await timeline.add(
+			failure === "validation" ? "validation.failed" : "gate.refused",
+			`${summary}${final ? "" : `; running the agent again (${n + 1} of ${maxRuns})`}`,
+			output ? { output } : undefined,
+		);
+		if (final) throw new StepFailure(text, false, failure);
+		retry = { run: n + 1, final: n + 1 >= maxRuns, problems };
+	}
+}
+
+/** Pushes the work to the step's branch and opens (or updates) its pull request. */
+async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Promise<string> {
+	const manifest = await readManifest(work.manifestDir);
+	await ws.push(work).catch((err) => {
+		throw new StepFailure(
+			`push failed: ${(err as Error).message}`,
+			isTransientFailure(String(err)),
+			"publish",
+		);
+	});
+	await a.timeline.add("publish.pushed", `pushed ${s.branch}`);
+	let pr: { url: string; created: boolean };
+	try {
+		pr = await openPullRequest(codeHost(a.deps.githubToken, a.deps.env.GITHUB_API_URL), {
+			slug: s.repo.slug,
+			head: s.branch,
+			base: s.repo.base_branch,
+			title: conventionalTitle(manifest.prTitle),
+			body: prBody({
+				body: manifest.prBody,
+				issueUrl: s.issue.url,
+				issueKey: s.issue.key,
+				runId: a.run.runId,
+			}),
+		});
+	} catch (err) {
+		const status = (err as { status?: number }).status;
+		const transient = status === undefined || status === 429 || status >= 500;
+		throw new StepFailure(
+			`opening the pull request failed: ${(err as Error).message}`,
+			transient,
+			"publish",
+		);
+	}
+	await a.timeline.add("publish.pr", `${pr.created ? "opened" : "updated"} ${pr.url}`, {
+		prUrl: pr.url,
+	});
+	if (!work.native) await ws.cleanup();
+	return pr.url;
+}

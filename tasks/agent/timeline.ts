@@ -1,0 +1,38 @@
+import { headTail, redact } from "../../shared/domain/redact";
+import type { Logger } from "../../shared/log";
+import type { DynamoStore } from "../../shared/store/dynamo";
+
+const MAX_MESSAGE = 2_000;
+
+/**
+ * The task's entries in the run's timeline (GET /api/runs/:id/events): redacted, bounded, and never
+ * fatal — a lost event must not fail the step.
+ */
+export class Timeline {
+	constructor(
+		private readonly store: DynamoStore,
+		private readonly runId: string,
+		private readonly stepIndex: number,
+		private readonly secrets: readonly string[],
+		private readonly log: Logger,
+	) {}
+
+	clean(text: string, max = MAX_MESSAGE): string {
+		return headTail(redact(text, this.secrets), max);
+	}
+
+	async add(type: string, message: string, data?: Record<string, unknown>): Promise<void> {
+		const clean = data
+			? Object.fromEntries(
+					Object.entries(data).map(([k, v]) => [k, typeof v === "string" ? this.clean(v) : v]),
+				)
+			: undefined;
+		const entry = { type, step: this.stepIndex, message: this.clean(message), data: clean };
+		this.log.info({ runId: this.runId, ...entry }, message);
+		try {
+			await this.store.appendEvent(this.runId, entry);
+		} catch (err) {
+			this.log.warn({ err, type }, "could not write a run event");
+		}
+	}
+}

@@ -14,15 +14,18 @@ export const cluster = new sst.aws.Cluster("Cluster", { vpc });
 
 /**
  * The task's credentials, as SSM SecureStrings that ECS injects when the container starts: they
- * never appear in the task definition or in RunTask overrides. Only credentials that are set.
+ * never appear in the task definition or in RunTask overrides. GithubToken (required) and the agent
+ * keys that are set.
  */
 const taskSecrets = [
 	["GithubToken", "GITHUB_TOKEN", secrets.GithubToken] as const,
-	...Object.entries(AGENT_SECRETS).map(
-		([name, variable]) =>
-			[name, variable, agentSecrets[name as keyof typeof AGENT_SECRETS]] as const,
-	),
-].filter(([name]) => hasValue(name));
+	...Object.entries(AGENT_SECRETS)
+		.filter(([name]) => hasValue(name))
+		.map(
+			([name, variable]) =>
+				[name, variable, agentSecrets[name as keyof typeof AGENT_SECRETS]] as const,
+		),
+];
 
 const ssm = Object.fromEntries(
 	taskSecrets.map(([name, variable, secret]) => [

@@ -24,7 +24,7 @@ export interface EcsTarget {
 }
 
 /** Tags on every task, so the console, the bill and the ECS events name the run and step. */
-export const TASK_TAGS = { run: "lisa:run", step: "lisa:step", attempt: "lisa:attempt" } as const;
+const TASK_TAGS = { run: "lisa:run", step: "lisa:step", attempt: "lisa:attempt" } as const;
 
 /** What ECS says about a stopped task (DescribeTasks and the task state-change event alike). */
 export interface StoppedTask {

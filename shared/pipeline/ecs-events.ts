@@ -14,7 +14,7 @@ import { handleStepFinished } from "./steps";
 const envVar = z.object({ name: z.string(), value: z.string().optional() });
 
 /** The fields of the event's `detail` this handler reads; the rest is ignored. */
-export const taskStateDetailSchema = z.object({
+const taskStateDetailSchema = z.object({
 	taskArn: z.string(),
 	lastStatus: z.string(),
 	startedBy: z.string().optional(),
@@ -35,7 +35,7 @@ export const taskStateDetailSchema = z.object({
 		})
 		.optional(),
 });
-export type TaskStateDetail = z.infer<typeof taskStateDetailSchema>;
+type TaskStateDetail = z.infer<typeof taskStateDetailSchema>;
 
 export interface TaskStateEvent {
 	"detail-type": string;

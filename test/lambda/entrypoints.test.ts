@@ -149,17 +149,22 @@ describe("webhook → intake → ECS → events, through the entry points", () =
 		expect(comment?.body).toContain(`${PUBLIC_URL}/runs/${runId}`);
 	});
 
-	it("a redelivered step.finished changes nothing", async () => {
-		await storeAndQueue(w.aws.settings).queue.send("events", {
-			type: "step.finished",
-			runId,
-			stepIndex: 0,
-			attempt: 1,
-			outcome: "failed",
-			error: "late duplicate",
-		});
-		const { response } = await w.deliver("events", eventsHandler);
-		expect(response.batchItemFailures).toEqual([]);
+	it("a late step.finished for the finished run changes nothing", async () => {
+		const late = await w.sendRaw(
+			"events",
+			JSON.stringify({
+				type: "step.finished",
+				runId,
+				stepIndex: 0,
+				attempt: 1,
+				outcome: "failed",
+				error: "late duplicate",
+			}),
+		);
+		const { event, response } = await w.deliver("events", eventsHandler);
+		expect(event.Records.map((r) => r.messageId)).toContain(late);
+		// Handled and deleted, not failed.
+		expect(response.batchItemFailures.map((f) => f.itemIdentifier)).not.toContain(late);
 		const run = jsonBody<ApiRun>(await api("GET", `/api/runs/${runId}`));
 		expect(run.status).toBe("succeeded");
 		expect(w.linear.state.comments.filter((c) => c.body.includes(runId))).toHaveLength(1);

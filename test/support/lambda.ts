@@ -35,7 +35,7 @@ export type EnvStyle = "sst" | "plain";
 
 export async function lambdaWorld(opts: { style: EnvStyle; configExtra?: string }) {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-lambda-"));
-	const aws = await embeddedAws({ visibilityTimeoutSeconds: 1, maxReceiveCount: 3 });
+	const aws = await embeddedAws({ visibilityTimeoutSeconds: 30, maxReceiveCount: 3 });
 	const linear = await startLinearDouble();
 	linear.state.viewer.name = "Lisa";
 	const team = linear.addTeam({ key: "ENG", name: "Engineering" });

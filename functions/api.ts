@@ -1,5 +1,5 @@
 import { handle } from "hono/aws-lambda";
 import { createApp } from "../shared/http/app";
-import { lambdaDeps } from "../shared/lambda";
+import { lambdaDeps, lazy } from "../shared/lambda";
 
-export const handler = handle(createApp(lambdaDeps()));
+export const handler = lazy(() => handle(createApp(lambdaDeps())));

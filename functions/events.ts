@@ -1,4 +1,4 @@
-import { lambdaDeps } from "../shared/lambda";
+import { lambdaDeps, lazy } from "../shared/lambda";
 import { eventsHandler } from "../shared/pipeline/handlers";
 
-export const handler = eventsHandler(lambdaDeps());
+export const handler = lazy(() => eventsHandler(lambdaDeps()));

@@ -1,4 +1,4 @@
-import { lambdaDeps } from "../shared/lambda";
+import { lambdaDeps, lazy } from "../shared/lambda";
 import { intakeHandler } from "../shared/pipeline/handlers";
 
-export const handler = intakeHandler(lambdaDeps());
+export const handler = lazy(() => intakeHandler(lambdaDeps()));

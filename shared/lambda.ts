@@ -2,18 +2,22 @@ import { ECSClient } from "@aws-sdk/client-ecs";
 import type { ApiDeps } from "./http/deps";
 import { EcsLauncher } from "./launcher/ecs";
 import type { Launcher } from "./launcher/launcher";
+import { createLogger } from "./log";
 import type { PipelineDeps } from "./pipeline/deps";
 import { createDeps } from "./runtime";
-import { readSettings } from "./settings";
+import { readSettings, withLinks } from "./settings";
 
-// Wiring for the Lambda entry points: built once per container, on first use.
+// Wiring for the Lambda entry points: built on the first invocation and kept for the container's
+// life. Settings and secrets come from what infra/ links to the function (shared/settings.ts).
 
 let deps: (PipelineDeps & ApiDeps) | undefined;
 
-/** Without ECS settings every launch fails with this reason, visible on the run. */
+/** Without the agent task linked every launch fails with this reason, visible on the run. */
 function unconfiguredLauncher(): Launcher {
 	const fail = async (): Promise<never> => {
-		throw new Error("ECS is not configured: set LISA_ECS_CLUSTER and LISA_ECS_TASK_DEFINITION");
+		throw new Error(
+			"ECS is not configured: link the Agent task (infra/agent.ts) or set LISA_ECS_CLUSTER and LISA_ECS_TASK_DEFINITION",
+		);
 	};
 	return { launch: fail, stop: fail, isAlive: async () => undefined };
 }
@@ -24,7 +28,17 @@ export function lambdaDeps(): PipelineDeps & ApiDeps {
 		const launcher = settings.ecs
 			? new EcsLauncher(new ECSClient({ region: settings.region }), settings.ecs, settings)
 			: unconfiguredLauncher();
-		deps = createDeps(settings, { launcher });
+		// Linked secrets are not in process.env: give them to the logger so it redacts them.
+		deps = createDeps(settings, { launcher, log: createLogger("lisa", withLinks()) });
 	}
 	return deps;
+}
+
+/** A handler built on its first call, so importing an entry point reads no settings. */
+export function lazy<A extends unknown[], R>(build: () => (...args: A) => R): (...args: A) => R {
+	let built: ((...args: A) => R) | undefined;
+	return (...args) => {
+		built ??= build();
+		return built(...args);
+	};
 }

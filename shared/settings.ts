@@ -1,8 +1,11 @@
 import path from "node:path";
+import { Resource } from "sst/resource";
 import { DEFAULT_CONFIG_PATH } from "./config/load";
 import type { EcsTarget } from "./launcher/ecs";
+import { type AgentLink, LINK, SECRETS } from "./links";
 
-// Runtime settings from the environment (DESIGN §4). Every process reads them here and nowhere else.
+// Runtime settings (DESIGN §4). Every process reads them here and nowhere else: from the resources
+// SST links to it when deployed (infra/), else from the environment. Callers cannot tell which.
 
 export interface Settings {
 	port: number;
@@ -47,7 +50,62 @@ function ecsTarget(env: NodeJS.ProcessEnv): EcsTarget | undefined {
 	};
 }
 
-export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+type Linked = Record<string, unknown>;
+
+/** `SST_RESOURCE_<Name>` variables, as SST writes them for a linked container or an injected env. */
+function linkedFromEnv(env: NodeJS.ProcessEnv): Linked {
+	const out: Linked = {};
+	for (const [k, v] of Object.entries(env))
+		if (k.startsWith("SST_RESOURCE_") && v) out[k.slice("SST_RESOURCE_".length)] = JSON.parse(v);
+	return out;
+}
+
+/**
+ * What SST links to this process. For the real environment that is SST's `Resource`, which also
+ * decrypts a Lambda function's bundled links (`SST_KEY_FILE`); an injected environment (tests, the
+ * local stack) carries its links only as variables.
+ */
+function linkedResources(env: NodeJS.ProcessEnv): Linked {
+	if (env !== process.env) return linkedFromEnv(env);
+	return "App" in Resource ? { ...(Resource as unknown as Linked) } : {};
+}
+
+const prop = (linked: Linked, name: string, key: string): unknown =>
+	(linked[name] as Record<string, unknown> | undefined)?.[key];
+
+/**
+ * The environment with every linked resource written in as the variable it stands for. A linked
+ * value wins over the environment (it is the deployment's truth); an empty one means "not set".
+ */
+export function withLinks(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+	const linked = linkedResources(env);
+	const vars: Record<string, unknown> = {
+		LISA_TABLE_NAME: prop(linked, LINK.table, "name"),
+		LISA_INTAKE_QUEUE_URL: prop(linked, LINK.intakeQueue, "url"),
+		LISA_EVENTS_QUEUE_URL: prop(linked, LINK.eventsQueue, "url"),
+	};
+	for (const [name, variable] of Object.entries(SECRETS))
+		vars[variable] = prop(linked, name, "value");
+	const agent = linked[LINK.agent] as AgentLink | undefined;
+	if (agent)
+		Object.assign(vars, {
+			LISA_LAUNCHER: "ecs",
+			LISA_ECS_CLUSTER: agent.cluster,
+			LISA_ECS_TASK_DEFINITION: agent.taskDefinition,
+			LISA_ECS_CONTAINER: agent.container,
+			LISA_ECS_SUBNETS: agent.subnets?.join(","),
+			LISA_ECS_SECURITY_GROUPS: agent.securityGroups?.join(","),
+			LISA_ECS_PUBLIC_IP:
+				agent.assignPublicIp === undefined ? undefined : String(agent.assignPublicIp),
+			LISA_ECS_CAPACITY: agent.capacity,
+		});
+	const out: NodeJS.ProcessEnv = { ...env };
+	for (const [k, v] of Object.entries(vars)) if (typeof v === "string" && v !== "") out[k] = v;
+	return out;
+}
+
+export function readSettings(input: NodeJS.ProcessEnv = process.env): Settings {
+	const env = withLinks(input);
 	const port = Number(env.PORT ?? 8787);
 	if (!Number.isInteger(port) || port < 0 || port > 65535)
 		throw new Error(`PORT must be a port number, got "${env.PORT}"`);

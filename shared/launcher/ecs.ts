@@ -5,6 +5,7 @@ import {
 	type RunTaskCommandInput,
 	StopTaskCommand,
 } from "@aws-sdk/client-ecs";
+import { STARTED_BY_PREFIX } from "../links";
 import type { Settings } from "../settings";
 import { type Launcher, type LaunchRequest, taskEnvironment } from "./launcher";
 
@@ -15,8 +16,36 @@ export interface EcsTarget {
 	subnets: string[];
 	securityGroups: string[];
 	assignPublicIp: boolean;
-	/** Fargate Spot is cheaper and may be reclaimed; a reclaimed task is retried like a crash. */
+	/**
+	 * `spot`: first attempts run on Fargate Spot (about 70% cheaper, may be reclaimed); a retry runs
+	 * on regular Fargate, so a reclaimed step is not reclaimed again.
+	 */
 	capacity: "fargate" | "spot";
+}
+
+/** Tags on every task, so the console, the bill and the ECS events name the run and step. */
+const TASK_TAGS = { run: "lisa:run", step: "lisa:step", attempt: "lisa:attempt" } as const;
+
+/** What ECS says about a stopped task (DescribeTasks and the task state-change event alike). */
+export interface StoppedTask {
+	stopCode?: string;
+	stoppedReason?: string;
+	containers?: { name?: string; exitCode?: number; reason?: string }[];
+}
+
+/** One line saying why a task stopped: the stop code and reason, then each container's exit. */
+export function describeStop(task: StoppedTask): string {
+	const parts: string[] = [];
+	const head = [task.stopCode, task.stoppedReason].filter(Boolean).join(": ");
+	if (head) parts.push(head);
+	for (const c of task.containers ?? []) {
+		const exit = [
+			c.exitCode !== undefined && c.exitCode !== null ? `exit code ${c.exitCode}` : "",
+			c.reason ?? "",
+		].filter(Boolean);
+		if (exit.length) parts.push(`container ${c.name ?? "?"}: ${exit.join(", ")}`);
+	}
+	return parts.join("; ") || "no reason given by ECS";
 }
 
 /** Launches each step as an ECS Fargate task with the step's environment as a container override. */
@@ -29,15 +58,13 @@ export class EcsLauncher implements Launcher {
 
 	runTaskInput(req: LaunchRequest): RunTaskCommandInput {
 		const env = taskEnvironment(req, this.settings);
+		const spot = this.target.capacity === "spot" && req.attempt === 1;
 		return {
 			cluster: this.target.cluster,
 			taskDefinition: this.target.taskDefinition,
 			count: 1,
 			capacityProviderStrategy: [
-				{
-					capacityProvider: this.target.capacity === "spot" ? "FARGATE_SPOT" : "FARGATE",
-					weight: 1,
-				},
+				{ capacityProvider: spot ? "FARGATE_SPOT" : "FARGATE", weight: 1 },
 			],
 			networkConfiguration: {
 				awsvpcConfiguration: {
@@ -54,13 +81,15 @@ export class EcsLauncher implements Launcher {
 					},
 				],
 			},
-			// Lets the ECS state-change handler find the run and step of a stopped task.
-			startedBy: `lisa-${req.runId}`.slice(0, 36),
+			// The SDK retries a timed-out RunTask; the token makes that retry return the same task.
+			clientToken: `${req.runId}-${req.stepIndex}-${req.attempt}`,
+			startedBy: `${STARTED_BY_PREFIX}${req.runId}`,
 			tags: [
-				{ key: "lisa:run", value: req.runId },
-				{ key: "lisa:step", value: String(req.stepIndex) },
-				{ key: "lisa:attempt", value: String(req.attempt) },
+				{ key: TASK_TAGS.run, value: req.runId },
+				{ key: TASK_TAGS.step, value: String(req.stepIndex) },
+				{ key: TASK_TAGS.attempt, value: String(req.attempt) },
 			],
+			enableECSManagedTags: true,
 			propagateTags: "TASK_DEFINITION",
 		};
 	}
@@ -77,22 +106,33 @@ export class EcsLauncher implements Launcher {
 		return { taskId: arn };
 	}
 
-	async stop(taskId: string): Promise<void> {
+	async stop(taskId: string, reason = "stopped by Lisa"): Promise<void> {
 		await this.ecs.send(
 			new StopTaskCommand({
 				cluster: this.target.cluster,
 				task: taskId,
-				reason: "stopped by Lisa",
+				// Shown in the console and in the task's STOPPED event (ECS caps it at 255 characters).
+				reason: reason.slice(0, 255),
 			}),
 		);
 	}
 
-	async isAlive(taskId: string): Promise<boolean | undefined> {
+	private async describe(taskId: string) {
 		const out = await this.ecs.send(
 			new DescribeTasksCommand({ cluster: this.target.cluster, tasks: [taskId] }),
 		);
-		const task = out.tasks?.[0];
-		if (!task) return out.failures?.some((f) => f.reason === "MISSING") ? false : undefined;
+		return { task: out.tasks?.[0], missing: out.failures?.some((f) => f.reason === "MISSING") };
+	}
+
+	async isAlive(taskId: string): Promise<boolean | undefined> {
+		const { task, missing } = await this.describe(taskId);
+		if (!task) return missing ? false : undefined;
 		return task.lastStatus !== "STOPPED";
+	}
+
+	async stopReason(taskId: string): Promise<string | undefined> {
+		const { task } = await this.describe(taskId);
+		// ECS forgets stopped tasks after about an hour: then there is nothing to tell.
+		return task?.lastStatus === "STOPPED" ? describeStop(task) : undefined;
 	}
 }

@@ -10,9 +10,12 @@ export interface LaunchRequest {
 
 export interface Launcher {
 	launch(req: LaunchRequest): Promise<{ taskId: string }>;
-	stop(taskId: string): Promise<void>;
+	/** `reason` is recorded where the launcher can (ECS shows it as the task's stopped reason). */
+	stop(taskId: string, reason?: string): Promise<void>;
 	/** false when the task is known to be gone; undefined when the launcher cannot tell. */
 	isAlive(taskId: string): Promise<boolean | undefined>;
+	/** Why a stopped task stopped (exit code, OOM, reclaimed…), when the launcher can tell. */
+	stopReason?(taskId: string): Promise<string | undefined>;
 }
 
 /** The task's environment contract (DESIGN §9): which step to run and where the store and queue are. */

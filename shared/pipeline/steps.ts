@@ -151,7 +151,9 @@ export async function handleCancel(deps: PipelineDeps, msg: CancelRequested): Pr
 	if (!res) return;
 	if (res.changed) {
 		await Promise.all(
-			res.decision.stop.map((taskId) => deps.launcher.stop(taskId).catch(() => {})),
+			res.decision.stop.map((taskId) =>
+				deps.launcher.stop(taskId, `run cancelled: ${msg.reason}`).catch(() => {}),
+			),
 		);
 		await note(deps, msg.runId, "run.cancelled", msg.reason);
 	}

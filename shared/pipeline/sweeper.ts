@@ -125,8 +125,8 @@ async function checkStep(
 	const timeoutMin = run.config?.limits.step_timeout_minutes ?? 60;
 	if (age(step.launchedAt) > timeoutMin * 60_000) {
 		report.timedOut++;
-		if (step.taskId) await deps.launcher.stop(step.taskId).catch(() => {});
 		const why = `step timed out after ${timeoutMin} minutes`;
+		if (step.taskId) await deps.launcher.stop(step.taskId, why).catch(() => {});
 		await note(deps, run.runId, "step.timed_out", why, { step: step.index });
 		await handleStepFinished(deps, { ...base, outcome: "failed", transient: false, error: why });
 		return;
@@ -140,13 +140,20 @@ async function checkStep(
 
 	const alive = step.taskId ? await deps.launcher.isAlive(step.taskId) : false;
 	if (alive === false) {
-		await lost(`the agent task ${step.taskId ?? "(unknown)"} stopped without reporting a result`);
+		// The ECS event usually reports this first; this is the backstop when it was lost.
+		const why = step.taskId
+			? await deps.launcher.stopReason?.(step.taskId).catch(() => undefined)
+			: undefined;
+		await lost(
+			`the agent task ${step.taskId ?? "(unknown)"} stopped without reporting a result${why ? `: ${why}` : ""}`,
+		);
 		return;
 	}
 	const silentFor = age(step.heartbeatAt ?? step.launchedAt);
 	const limit = step.heartbeatAt ? SWEEP.heartbeatTimeoutMs : SWEEP.launchGraceMs;
 	if (silentFor > limit) {
-		if (step.taskId) await deps.launcher.stop(step.taskId).catch(() => {});
-		await lost(`no heartbeat from the agent task for ${Math.round(silentFor / 1000)} s`);
+		const why = `no heartbeat from the agent task for ${Math.round(silentFor / 1000)} s`;
+		if (step.taskId) await deps.launcher.stop(step.taskId, why).catch(() => {});
+		await lost(why);
 	}
 }

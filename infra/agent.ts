@@ -1,0 +1,120 @@
+import { AGENT_SECRETS, LINK } from "../shared/links";
+import { deployConfig } from "./config";
+import { events } from "./queues";
+import { agentSecrets, hasValue, secrets } from "./secrets";
+import { table } from "./storage";
+
+// The agent task (DESIGN §9): one Fargate task per repository step, built from Dockerfile.agent.
+
+const config = deployConfig(process.env);
+
+/** Public subnets and no NAT: each task gets a public IP for git, the code host and the LLM APIs. */
+export const vpc = new sst.aws.Vpc("Vpc");
+export const cluster = new sst.aws.Cluster("Cluster", { vpc });
+
+/**
+ * The task's credentials, as SSM SecureStrings that ECS injects when the container starts: they
+ * never appear in the task definition or in RunTask overrides. GithubToken (required) and the agent
+ * keys that are set.
+ */
+const taskSecrets = [
+	["GithubToken", "GITHUB_TOKEN", secrets.GithubToken] as const,
+	...Object.entries(AGENT_SECRETS)
+		.filter(([name]) => hasValue(name))
+		.map(
+			([name, variable]) =>
+				[name, variable, agentSecrets[name as keyof typeof AGENT_SECRETS]] as const,
+		),
+];
+
+const ssm = Object.fromEntries(
+	taskSecrets.map(([name, variable, secret]) => [
+		variable,
+		new aws.ssm.Parameter(`AgentSecret${name}`, { type: "SecureString", value: secret.value }).arn,
+	]),
+);
+
+/**
+ * What a task may touch. IAM cannot scope a shared role to the one run a task was started for (the
+ * run id exists only at launch), so the role allows what any task may do: read run items and write
+ * only their `steps` attribute (heartbeats, agent state, report) — no locks, deliveries, run status,
+ * Query, Scan or Delete — and send to the events queue. The run and attempt are checked by the
+ * store's conditional writes and by the handlers.
+ */
+const runItemsOnly = {
+	test: "ForAllValues:StringLike",
+	variable: "dynamodb:LeadingKeys",
+	values: ["RUN#*"],
+};
+
+export const agent = new sst.aws.Task("Agent", {
+	cluster,
+	image: { context: ".", dockerfile: "Dockerfile.agent" },
+	architecture: config.agent.architecture,
+	cpu: config.agent.cpu,
+	memory: config.agent.memory,
+	storage: config.agent.storage,
+	environment: {
+		LOG_LEVEL: config.logLevel,
+		...(config.llm.baseUrl ? { LISA_LLM_BASE_URL: config.llm.baseUrl } : {}),
+		...(config.llm.model ? { LISA_LLM_MODEL: config.llm.model } : {}),
+	},
+	ssm,
+	permissions: [
+		{ actions: ["dynamodb:GetItem"], resources: [table.arn], conditions: [runItemsOnly] },
+		{
+			actions: ["dynamodb:UpdateItem"],
+			resources: [table.arn],
+			conditions: [
+				runItemsOnly,
+				{
+					test: "ForAllValues:StringEquals",
+					variable: "dynamodb:Attributes",
+					values: ["pk", "sk", "steps"],
+				},
+			],
+		},
+		{ actions: ["sqs:SendMessage"], resources: [events.queue.arn] },
+	],
+	logging: { retention: config.logRetention },
+	// `sst dev` deploys the real task; locally `npm start` runs it as a child process instead.
+	dev: false,
+});
+
+const clusterArn = cluster.nodes.cluster.arn;
+const tasksOfCluster = clusterArn.apply((arn) => `${arn.replace(":cluster/", ":task/")}/*`);
+const link = agent.getSSTLink().properties;
+
+/** How the handlers start, watch and stop tasks, with exactly the ECS rights that takes. */
+export const agentLink = new sst.Linkable(LINK.agent, {
+	properties: {
+		cluster: link.cluster,
+		taskDefinition: link.taskDefinition,
+		container: link.containers.apply((names) => names[0]),
+		subnets: link.subnets,
+		securityGroups: link.securityGroups,
+		assignPublicIp: link.assignPublicIp,
+		capacity: config.agent.capacity,
+	},
+	include: [
+		sst.aws.permission({
+			actions: ["ecs:RunTask"],
+			resources: [agent.taskDefinition],
+			conditions: [{ test: "ArnEquals", variable: "ecs:cluster", values: [clusterArn] }],
+		}),
+		sst.aws.permission({
+			actions: ["ecs:StopTask", "ecs:DescribeTasks"],
+			resources: [tasksOfCluster],
+		}),
+		// RunTask with tags needs the right to tag the task it creates.
+		sst.aws.permission({
+			actions: ["ecs:TagResource"],
+			resources: [tasksOfCluster],
+			conditions: [{ test: "StringEquals", variable: "ecs:CreateAction", values: ["RunTask"] }],
+		}),
+		sst.aws.permission({
+			actions: ["iam:PassRole"],
+			resources: [agent.nodes.taskRole.arn, agent.nodes.executionRole.arn],
+		}),
+	],
+});

@@ -1,4 +1,5 @@
 import { AGENT_SECRETS, LINK } from "../shared/links";
+import { TASK_WRITABLE } from "../shared/store/table";
 import { deployConfig } from "./config";
 import { events } from "./queues";
 import { agentSecrets, hasValue, secrets } from "./secrets";
@@ -36,17 +37,22 @@ const ssm = Object.fromEntries(
 
 /**
  * What a task may touch. IAM cannot scope a shared role to the one run a task was started for (the
- * run id exists only at launch), so the role allows what any task may do: read run items and write
- * only their `steps` attribute (heartbeats, agent state, report) — no locks, deliveries, run status,
- * Query, Scan or Delete — and send to the events queue. The run and attempt are checked by the
- * store's conditional writes and by the handlers.
+ * run id exists only at launch), so the role allows what any task may do: read run items; update
+ * only their `steps` attribute (heartbeats, agent state, report); create timeline entries and the
+ * repo's guardrails with UpdateItem (the store never uses PutItem for them, so no item can be
+ * replaced); read and trim guardrails — no locks, deliveries, run status or Scan — and send to the
+ * events queue. The run and attempt are checked by the store's conditional writes and the handlers.
  */
-const runItemsOnly = {
+const leadingKeys = (...values: string[]) => ({
 	test: "ForAllValues:StringLike",
 	variable: "dynamodb:LeadingKeys",
-	values: ["RUN#*"],
-};
-
+	values,
+});
+const onlyAttributes = (...values: string[]) => ({
+	test: "ForAllValues:StringEquals",
+	variable: "dynamodb:Attributes",
+	values: ["pk", "sk", ...values],
+});
 export const agent = new sst.aws.Task("Agent", {
 	cluster,
 	image: { context: ".", dockerfile: "Dockerfile.agent" },
@@ -61,18 +67,21 @@ export const agent = new sst.aws.Task("Agent", {
 	},
 	ssm,
 	permissions: [
-		{ actions: ["dynamodb:GetItem"], resources: [table.arn], conditions: [runItemsOnly] },
+		{ actions: ["dynamodb:GetItem"], resources: [table.arn], conditions: [leadingKeys("RUN#*")] },
 		{
 			actions: ["dynamodb:UpdateItem"],
 			resources: [table.arn],
-			conditions: [
-				runItemsOnly,
-				{
-					test: "ForAllValues:StringEquals",
-					variable: "dynamodb:Attributes",
-					values: ["pk", "sk", "steps"],
-				},
-			],
+			conditions: [leadingKeys("RUN#*"), onlyAttributes(...TASK_WRITABLE.run)],
+		},
+		{
+			actions: ["dynamodb:UpdateItem"],
+			resources: [table.arn],
+			conditions: [leadingKeys("REPO#*"), onlyAttributes(...TASK_WRITABLE.guardrail)],
+		},
+		{
+			actions: ["dynamodb:Query", "dynamodb:DeleteItem"],
+			resources: [table.arn],
+			conditions: [leadingKeys("REPO#*")],
 		},
 		{ actions: ["sqs:SendMessage"], resources: [events.queue.arn] },
 	],

@@ -30,6 +30,8 @@ export interface RunEvent {
 	data?: Record<string, unknown>;
 }
 
+export type RequestObserver = (command: string, input: unknown) => void;
+
 export interface Page<T> {
 	items: T[];
 	nextCursor?: string;
@@ -128,18 +130,26 @@ class Expression {
 export class DynamoStore {
 	/** Count of requests sent, for the ingest benchmark. */
 	requests = 0;
+	private readonly observers = new Set<RequestObserver>();
 
 	constructor(
 		private readonly doc: DynamoDBDocumentClient,
 		private readonly table: string,
 	) {
 		doc.middlewareStack.add(
-			(next) => (args) => {
+			(next, context) => (args) => {
 				this.requests++;
+				for (const observe of this.observers) observe(context.commandName ?? "", args.input);
 				return next(args);
 			},
 			{ step: "initialize", name: "lisaRequestCounter", override: true },
 		);
+	}
+
+	/** Sees every request (operation name and input) until the returned function is called. */
+	observe(observer: RequestObserver): () => void {
+		this.observers.add(observer);
+		return () => this.observers.delete(observer);
 	}
 
 	// ── runs ──────────────────────────────────────────────────────────────────────────────────
@@ -378,13 +388,32 @@ export class DynamoStore {
 		event: Omit<RunEvent, "id" | "at"> & { at?: string },
 	): Promise<RunEvent> {
 		const full: RunEvent = { id: ulid(), at: event.at ?? new Date().toISOString(), ...event };
+		await this.createWithUpdate(key.event(runId, full.id), { kind: "event", ...full });
+		return full;
+	}
+
+	/**
+	 * Creates a new item with UpdateItem rather than PutItem: the agent task's IAM role may only
+	 * update named attributes, so it can add timeline entries and guardrails but never replace an
+	 * item such as the run's.
+	 */
+	private async createWithUpdate(
+		itemKey: { pk: string; sk: string },
+		fields: Record<string, unknown>,
+	): Promise<void> {
+		const e = new Expression();
+		for (const [field, v] of Object.entries(fields))
+			if (v !== undefined) e.assign(e.name(field), v);
 		await this.doc.send(
-			new PutCommand({
+			new UpdateCommand({
 				TableName: this.table,
-				Item: { ...key.event(runId, full.id), kind: "event", ...full },
+				Key: itemKey,
+				UpdateExpression: e.toString(),
+				ConditionExpression: "attribute_not_exists(pk)",
+				ExpressionAttributeNames: e.names,
+				ExpressionAttributeValues: e.values,
 			}),
 		);
-		return full;
 	}
 
 	async listEvents(runId: string, limit: number, cursor?: string): Promise<Page<RunEvent>> {
@@ -410,13 +439,7 @@ export class DynamoStore {
 
 	/** Stores a guardrail and drops all but the newest `keep` of the repo's. */
 	async addGuardrail(repo: string, entry: Guardrail, keep = MAX_GUARDRAILS): Promise<void> {
-		const id = ulid();
-		await this.doc.send(
-			new PutCommand({
-				TableName: this.table,
-				Item: { ...key.guardrail(repo, id), kind: "guardrail", ...entry },
-			}),
-		);
+		await this.createWithUpdate(key.guardrail(repo, ulid()), { kind: "guardrail", ...entry });
 		const out = await this.doc.send(
 			new QueryCommand({
 				TableName: this.table,

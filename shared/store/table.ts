@@ -52,3 +52,13 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
 		})),
 	};
 }
+
+/**
+ * What the agent task's IAM role lets it write (infra/agent.ts), besides reading its run: top-level
+ * attributes of run items (its step's fields live under `steps`; timeline entries are created with
+ * UpdateItem) and of the repo's guardrail items. tasks/agent/permissions.test.ts holds the task to it.
+ */
+export const TASK_WRITABLE = {
+	run: ["steps", "kind", "id", "at", "type", "step", "message", "data"],
+	guardrail: ["kind", "at", "runId", "issueKey", "provider", "failure", "summary"],
+} as const;

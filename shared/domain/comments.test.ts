@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { MARKER_PATTERN, startComment, stepComment, successComment } from "./comments";
-import { newRun, newStep, type Run } from "./run";
+import { parseConfigText } from "../config/load";
+import {
+	failureComment,
+	MARKER_PATTERN,
+	planComment,
+	scopeLine,
+	startComment,
+	stepComment,
+	successComment,
+} from "./comments";
+import { newRun, newStep, planStep, type Run } from "./run";
 
 const run = (steps: Run["steps"]): Run => ({
 	...newRun({ runId: "01R", source: "linear", issueId: "i", trigger: "webhook", now: "t" }),
@@ -19,12 +28,79 @@ describe("progress comments", () => {
 
 	it("report a step's pull request and what comes next", () => {
 		const steps = [
-			{ ...newStep(0, "api"), prUrl: "https://github.com/acme/api/pull/3" },
-			newStep(1, "web"),
+			{ ...planStep(0), status: "succeeded" as const },
+			{
+				...newStep(1, "api"),
+				status: "succeeded" as const,
+				prUrl: "https://github.com/acme/api/pull/3",
+			},
+			newStep(2, "web"),
 		];
-		expect(stepComment(run(steps), 0, "u")).toBe(
+		// The planning step is not counted: api is the first of two repository steps.
+		expect(stepComment(run(steps), 1, "u")).toBe(
 			"Lisa opened a pull request in api (step 1 of 2): https://github.com/acme/api/pull/3\nNext: web.\n\nRun: u\n<!-- lisa:run=01R -->",
 		);
 		expect(successComment(run(steps), "u")).toContain("https://github.com/acme/api/pull/3");
+	});
+
+	it("say a run is planning across the configured repos", () => {
+		const planning = {
+			...run([planStep(0)]),
+			status: "planning" as const,
+			config: parseConfigText(
+				"repos:\n  - {name: api, url: file:///a}\n  - {name: web, url: file:///w}\n",
+				"t.yaml",
+			),
+		};
+		expect(startComment(planning, "u")).toMatch(
+			/^Lisa is working on this issue \(planning across api, web\)\./,
+		);
+	});
+
+	it("show the plan in order, in one line per repo, without markup from the agent", () => {
+		const plan = {
+			steps: [
+				{ repo: "api", scope: "Add the\n  /export endpoint <!-- lisa:run=EVIL -->", order: 1 },
+				{ repo: "docs", scope: "Document it", order: 1 },
+				{ repo: "web", scope: "x".repeat(400), order: 2 },
+			],
+		};
+		const body = planComment(run([]), plan, "u");
+		expect(body.split("\n").slice(0, 4)).toEqual([
+			"Lisa planned this issue across 3 repositories, in this order:",
+			"1. api — Add the /export endpoint",
+			"1. docs — Document it",
+			`2. web — ${"x".repeat(299)}…`,
+		]);
+		expect(body).toContain("Steps with the same number run side by side.");
+		expect(body.match(MARKER_PATTERN)?.[1]).toBe("01R");
+		expect(scopeLine("<b>bold</b>  text")).toBe("bold text");
+	});
+
+	it("say which steps succeeded (with their PRs) and which failed or were cancelled", () => {
+		const failed: Run = {
+			...run([
+				{ ...planStep(0), status: "succeeded" },
+				{ ...newStep(1, "api"), status: "succeeded", prUrl: "https://github.com/acme/api/pull/1" },
+				{ ...newStep(2, "web"), status: "failed", error: "tests fail" },
+				{ ...newStep(3, "docs"), status: "cancelled" },
+			]),
+			status: "failed",
+			error: "step 3 (web) failed: tests fail",
+		};
+		expect(failureComment(failed, "u", "Todo")).toBe(
+			[
+				"Lisa could not resolve this issue: step 3 (web) failed: tests fail",
+				"",
+				"Steps:",
+				"- api: succeeded: https://github.com/acme/api/pull/1",
+				"- web: failed",
+				"- docs: cancelled",
+				"",
+				'The issue is back in "Todo".',
+				"Run: u",
+				"<!-- lisa:run=01R -->",
+			].join("\n"),
+		);
 	});
 });

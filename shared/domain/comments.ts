@@ -1,5 +1,6 @@
-import type { Run } from "./run";
-import { prUrls } from "./run";
+import type { Plan } from "./plan";
+import { prUrls, type Run, type Step, workSteps } from "./run";
+import { isTerminalStep } from "./states";
 
 // Tracker comments. Each carries Lisa's marker so Lisa never reacts to its own words.
 
@@ -22,11 +23,14 @@ export function successComment(run: Run, runUrl: string): string {
 
 export function failureComment(run: Run, runUrl: string, returnedTo?: string): string {
 	const urls = prUrls(run);
+	const several = workSteps(run).length > 1;
 	return [
 		`Lisa could not resolve this issue: ${run.error ?? "the run failed"}`,
-		...(urls.length
-			? ["", "Pull requests opened before the failure:", ...urls.map((u) => `- ${u}`)]
-			: []),
+		...(several
+			? ["", "Steps:", ...workSteps(run).map(stepLine)]
+			: urls.length
+				? ["", "Pull requests opened before the failure:", ...urls.map((u) => `- ${u}`)]
+				: []),
 		"",
 		returnedTo ? `The issue is back in "${returnedTo}".` : "",
 		`Run: ${runUrl}`,
@@ -45,9 +49,23 @@ export function cancelledComment(run: Run, runUrl: string): string {
 	].join("\n");
 }
 
+function stepLine(s: Step): string {
+	const what = s.status === "succeeded" ? `succeeded${s.prUrl ? `: ${s.prUrl}` : ""}` : s.status;
+	return `- ${s.repo}: ${what}`;
+}
+
+/** Where the run works: its steps' repos, or every configured repo while it plans. */
+export function runRepos(run: Run): string {
+	if (run.steps.some((s) => s.kind === "plan") && !workSteps(run).length)
+		return `planning across ${(run.config?.repos ?? []).map((r) => r.name).join(", ")}`;
+	return workSteps(run)
+		.map((s) => s.repo)
+		.join(", ");
+}
+
 /** Posted when the run starts, so the team sees who is on the issue and where to follow it. */
 export function startComment(run: Run, runUrl: string): string {
-	const repos = run.steps.map((s) => s.repo).join(", ");
+	const repos = runRepos(run);
 	return [
 		`Lisa is working on this issue${repos ? ` (${repos})` : ""}. It will comment again with the pull request or if it fails.`,
 		"",
@@ -56,13 +74,46 @@ export function startComment(run: Run, runUrl: string): string {
 	].join("\n");
 }
 
-/** Posted when a step of a multi-repository run opened its pull request and the next step starts. */
+/** A plan's scope in one line, without markup that could hide text or forge Lisa's marker. */
+export function scopeLine(scope: string, max = 300): string {
+	const line = scope
+		.replace(/<!--[\s\S]*?-->/g, "")
+		.replace(/<\/?[A-Za-z][^>]*>/g, "")
+		.replace(/\s+/g, " ")
+		.trim();
+	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** The plan, numbered by order (equal numbers run side by side). */
+export function planLines(plan: Plan): string[] {
+	return plan.steps.map((s) => `${s.order}. ${s.repo} — ${scopeLine(s.scope)}`);
+}
+
+/** Posted when the planning step's plan was accepted and the first steps start. */
+export function planComment(run: Run, plan: Plan, runUrl: string): string {
+	const n = plan.steps.length;
+	const parallel = new Set(plan.steps.map((s) => s.order)).size < n;
+	return [
+		n === 1
+			? "Lisa planned this issue: one repository needs a change."
+			: `Lisa planned this issue across ${n} repositories, in this order:`,
+		...planLines(plan),
+		"",
+		`Each step opens its own pull request; a step starts once the earlier ones opened theirs.${parallel ? " Steps with the same number run side by side." : ""}`,
+		`Run: ${runUrl}`,
+		runMarker(run.runId),
+	].join("\n");
+}
+
+/** Posted when a step of a multi-repository run opened its pull request and the run goes on. */
 export function stepComment(run: Run, stepIndex: number, runUrl: string): string {
 	const step = run.steps[stepIndex];
-	const next = run.steps[stepIndex + 1];
+	const work = workSteps(run);
+	const position = work.findIndex((s) => s.index === stepIndex) + 1;
+	const next = work.filter((s) => !isTerminalStep(s.status));
 	return [
-		`Lisa opened a pull request in ${step?.repo ?? "the repository"} (step ${stepIndex + 1} of ${run.steps.length}): ${step?.prUrl ?? "(no URL)"}`,
-		next ? `Next: ${next.repo}.` : "",
+		`Lisa opened a pull request in ${step?.repo ?? "the repository"} (step ${position} of ${work.length}): ${step?.prUrl ?? "(no URL)"}`,
+		next.length ? `Next: ${next.map((s) => s.repo).join(", ")}.` : "",
 		"",
 		`Run: ${runUrl}`,
 		runMarker(run.runId),

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { agentSessionVerdict, finalActivity, promptReply } from "./linear-session";
-import { newRun, newStep, type Run } from "./run";
+import {
+	agentSessionVerdict,
+	finalActivity,
+	planAction,
+	promptReply,
+	stepAction,
+} from "./linear-session";
+import { newRun, newStep, planStep, type Run } from "./run";
 
 const session = {
 	id: "as-1",
@@ -92,6 +98,39 @@ describe("Linear agent session rules", () => {
 		expect(promptReply(run({ status: "running" }), "u", false).type).toBe("thought");
 		expect(promptReply(run({ status: "succeeded" }), "u", true)).toMatchObject({
 			type: "response",
+		});
+	});
+});
+
+describe("multi-repo activities", () => {
+	it("show the plan as an action (orders in sequence, equal orders side by side) and count only repo steps", () => {
+		const plan = {
+			steps: [
+				{ repo: "api", scope: "Add the endpoint", order: 1 },
+				{ repo: "web", scope: "Use it", order: 2 },
+				{ repo: "docs", scope: "Document it", order: 2 },
+			],
+		};
+		expect(planAction(plan)).toEqual({
+			type: "action",
+			action: "Planned",
+			parameter: "api → web + docs",
+			result: "1. api — Add the endpoint\n2. web — Use it\n2. docs — Document it",
+		});
+		const run: Run = {
+			...newRun({ runId: "R", source: "linear", issueId: "i", trigger: "webhook", now: "t" }),
+			status: "running",
+			steps: [
+				{ ...planStep(0), status: "succeeded" },
+				{ ...newStep(1, "api"), status: "succeeded", prUrl: "https://github.com/a/api/pull/1" },
+				newStep(2, "web"),
+			],
+		};
+		expect(stepAction(run, 1)).toEqual({
+			type: "action",
+			action: "Opened pull request",
+			parameter: "https://github.com/a/api/pull/1",
+			result: "api: step 1 of 2 done",
 		});
 	});
 });

@@ -1,4 +1,6 @@
-import { prUrls, type Run } from "./run";
+import { planLines, runRepos } from "./comments";
+import type { Plan } from "./plan";
+import { prUrls, type Run, workSteps } from "./run";
 
 // Linear agent sessions (anchors §4.2): an issue delegated to (or mentioning) Lisa's app starts a
 // run; Lisa answers in the session with activities. Pure: payload rules and activity contents.
@@ -79,17 +81,38 @@ export function acknowledgement(run: Run, runUrl: string): SessionActivity {
 }
 
 export function startedAction(run: Run): SessionActivity {
-	const repos = run.steps.map((s) => s.repo).join(", ");
-	return { type: "action", action: "Working on", parameter: `${issueName(run)} in ${repos}` };
+	const repos = runRepos(run);
+	const where = repos.startsWith("planning") ? ` (${repos})` : ` in ${repos}`;
+	return { type: "action", action: "Working on", parameter: `${issueName(run)}${where}` };
+}
+
+/** The accepted plan of a multi-repo run. */
+export function planAction(plan: Plan): SessionActivity {
+	return {
+		type: "action",
+		action: "Planned",
+		// "api → web + docs": orders in sequence, equal orders side by side.
+		parameter: [...new Set(plan.steps.map((s) => s.order))]
+			.map((o) =>
+				plan.steps
+					.filter((s) => s.order === o)
+					.map((s) => s.repo)
+					.join(" + "),
+			)
+			.join(" → "),
+		result: planLines(plan).join("\n"),
+	};
 }
 
 export function stepAction(run: Run, stepIndex: number): SessionActivity {
 	const step = run.steps[stepIndex];
+	const work = workSteps(run);
+	const position = work.findIndex((s) => s.index === stepIndex) + 1;
 	return {
 		type: "action",
 		action: "Opened pull request",
-		parameter: step?.prUrl ?? `step ${stepIndex + 1}`,
-		result: `${step?.repo ?? "repo"}: step ${stepIndex + 1} of ${run.steps.length} done`,
+		parameter: step?.prUrl ?? `step ${position}`,
+		result: `${step?.repo ?? "repo"}: step ${position} of ${work.length} done`,
 	};
 }
 

@@ -1,21 +1,47 @@
 import type { StepFinished } from "../queue/messages";
-import { type Run, type RunPatch, type Step, stepStatusAfter } from "./run";
+import { type Plan, validatePlan } from "./plan";
+import {
+	newStep,
+	orderOf,
+	type Run,
+	type RunPatch,
+	type Step,
+	stepStatusAfter,
+	workSteps,
+} from "./run";
 import { isTerminalRun, isTerminalStep, nextRunStatus } from "./states";
 
 // What the pipeline does next when a step reports (or is found dead). Pure: the handler applies the
-// patch with one conditional write and then performs the side effect the decision names.
+// patch with one conditional write and then performs the side effects the decision names.
 
 export type Decision =
 	| { kind: "ignore"; reason: string; patch?: undefined }
 	| { kind: "retry"; patch: RunPatch; stepIndex: number; attempt: number }
-	| { kind: "launch"; patch: RunPatch; stepIndex: number }
-	| { kind: "finish"; patch: RunPatch; outcome: "succeeded" | "failed" };
+	/** The run goes on: launch these steps (none while siblings of the same order still run). */
+	| { kind: "advance"; patch: RunPatch; launch: number[]; plan?: Plan }
+	/** The run ended; `stop` are the tasks of siblings cancelled with it. */
+	| {
+			kind: "finish";
+			patch: RunPatch;
+			outcome: "succeeded" | "failed";
+			stop: string[];
+			/** A plan the handler refused (the task's checks are not trusted). */
+			planErrors?: string[];
+	  };
+
+type Finish = Extract<Decision, { kind: "finish" }>;
+
+export interface Limits {
+	maxAttempts: number;
+	/** How many steps of one order may run at once (`limits.parallel_steps`). */
+	parallelSteps: number;
+}
 
 export function decideOnStepFinished(
 	run: Run,
 	msg: StepFinished,
 	now: string,
-	maxAttempts: number,
+	limits: Limits,
 ): Decision {
 	if (isTerminalRun(run.status)) return { kind: "ignore", reason: `run already ${run.status}` };
 	const step = run.steps[msg.stepIndex];
@@ -27,7 +53,7 @@ export function decideOnStepFinished(
 		};
 	if (isTerminalStep(step.status)) return { kind: "ignore", reason: `step already ${step.status}` };
 
-	if (msg.outcome === "failed" && msg.transient && step.attempt < maxAttempts) {
+	if (msg.outcome === "failed" && msg.transient && step.attempt < limits.maxAttempts) {
 		return {
 			kind: "retry",
 			stepIndex: step.index,
@@ -57,48 +83,138 @@ export function decideOnStepFinished(
 		provider: msg.provider ?? step.provider,
 		error: msg.outcome === "failed" ? (msg.error ?? "the step failed") : undefined,
 	};
+	if (msg.outcome === "failed") return failRun(run, step.index, finished, now);
+	if (step.kind === "plan") return acceptPlan(run, step, msg, finished, now, limits);
 
-	if (msg.outcome === "succeeded") {
-		const next = run.steps.find((s) => s.index > step.index && s.status === "pending");
-		if (next) {
-			return {
-				kind: "launch",
-				stepIndex: next.index,
-				patch: {
-					steps: {
-						[step.index]: finished,
-						[next.index]: { status: stepStatusAfter(next, "launch"), launchedAt: now },
-					},
-				},
-			};
-		}
+	const steps = run.steps.map((s) => (s.index === step.index ? { ...s, ...finished } : s));
+	if (workSteps({ steps }).every((s) => s.status === "succeeded"))
 		return {
 			kind: "finish",
 			outcome: "succeeded",
+			stop: [],
 			patch: {
 				set: { status: nextRunStatus(run.status, "succeed"), finishedAt: now, error: undefined },
 				steps: { [step.index]: finished },
 			},
 		};
-	}
+	const launch = nextWave(steps, limits.parallelSteps);
+	const updates: Record<number, Partial<Step>> = { [step.index]: finished };
+	for (const i of launch)
+		updates[i] = { status: stepStatusAfter(steps[i] as Step, "launch"), launchedAt: now };
+	return { kind: "advance", launch, patch: { steps: updates } };
+}
 
-	const steps: Record<number, Partial<Step>> = { [step.index]: finished };
+/**
+ * The pending steps to start now: those of the lowest order not yet succeeded, as many as the
+ * parallelism leaves room for beside the ones already running.
+ */
+export function nextWave(steps: readonly Step[], parallel: number): number[] {
+	const work = workSteps({ steps: [...steps] });
+	const open = work.filter((s) => s.status !== "succeeded");
+	if (!open.length || open.some((s) => s.status === "failed" || s.status === "cancelled"))
+		return [];
+	const current = Math.min(...open.map(orderOf));
+	const active = open.filter((s) => s.status === "launching" || s.status === "running").length;
+	return open
+		.filter((s) => orderOf(s) === current && s.status === "pending")
+		.slice(0, Math.max(0, parallel - active))
+		.map((s) => s.index);
+}
+
+/**
+ * The planning step succeeded: its plan is checked again here (the task is not trusted to have
+ * done it), stored on the run, and becomes one step per entry, the first order launched.
+ */
+function acceptPlan(
+	run: Run,
+	step: Step,
+	msg: StepFinished,
+	finished: Partial<Step>,
+	now: string,
+	limits: Limits,
+): Decision {
+	const repos = run.config?.repos.map((r) => r.name) ?? [];
+	const verdict = msg.plan
+		? validatePlan(msg.plan, repos)
+		: { ok: false as const, errors: ["the planning step reported no plan"] };
+	if (!verdict.ok) {
+		const error = `the plan is invalid: ${verdict.errors.join("; ")}`;
+		const refused = { ...finished, status: stepStatusAfter(step, "fail"), error };
+		const failed = failRun(run, step.index, refused, now);
+		return { ...failed, planErrors: verdict.errors };
+	}
+	const steps: Step[] = [
+		...run.steps.map((s) => (s.index === step.index ? { ...s, ...finished } : s)),
+		...verdict.plan.steps.map((p, i) => ({
+			...newStep(run.steps.length + i, p.repo, p.scope),
+			order: p.order,
+		})),
+	];
+	const launch = nextWave(steps, limits.parallelSteps);
+	for (const i of launch)
+		steps[i] = {
+			...(steps[i] as Step),
+			status: stepStatusAfter(steps[i] as Step, "launch"),
+			launchedAt: now,
+		};
+	return {
+		kind: "advance",
+		launch,
+		plan: verdict.plan,
+		patch: {
+			set: { status: nextRunStatus(run.status, "start"), plan: verdict.plan },
+			replaceSteps: steps,
+		},
+	};
+}
+
+/** A step failed for good: the rest stop (pending ones cancelled, running siblings stopped). */
+function failRun(run: Run, index: number, finished: Partial<Step>, now: string): Finish {
+	const steps: Record<number, Partial<Step>> = { [index]: finished };
+	const stop: string[] = [];
 	for (const s of run.steps)
-		if (s.index !== step.index && !isTerminalStep(s.status))
+		if (s.index !== index && !isTerminalStep(s.status)) {
 			steps[s.index] = { status: stepStatusAfter(s, "cancel"), finishedAt: now };
-	const where = run.steps.length > 1 ? `step ${step.index + 1} (${step.repo}) failed: ` : "";
+			if (s.taskId) stop.push(s.taskId);
+		}
+	const after = run.steps.map((s) => ({ ...s, ...steps[s.index] }));
 	return {
 		kind: "finish",
 		outcome: "failed",
+		stop,
 		patch: {
 			set: {
 				status: nextRunStatus(run.status, "fail"),
 				finishedAt: now,
-				error: `${where}${finished.error}`,
+				error: failureSummary(after, index),
 			},
 			steps,
 		},
 	};
+}
+
+const label = (s: Step) => `step ${s.index + 1} (${s.repo})`;
+
+/**
+ * The run's error: what failed and, for a run of several steps, which succeeded (with their pull
+ * requests) and which were cancelled.
+ */
+export function failureSummary(steps: readonly Step[], failedIndex: number): string {
+	const failed = steps[failedIndex];
+	const error = failed?.error ?? "the step failed";
+	if (!failed) return error;
+	if (failed.kind === "plan") return `planning failed: ${error}`;
+	const work = workSteps({ steps: [...steps] });
+	if (work.length <= 1) return error;
+	const succeeded = work.filter((s) => s.status === "succeeded");
+	const cancelled = work.filter((s) => s.status === "cancelled");
+	return [
+		`${label(failed)} failed: ${error}`,
+		succeeded.length
+			? `Succeeded: ${succeeded.map((s) => `${label(s)} ${s.prUrl ?? s.branch ?? ""}`.trim()).join(", ")}`
+			: "No step succeeded.",
+		...(cancelled.length ? [`Cancelled: ${cancelled.map(label).join(", ")}`] : []),
+	].join("\n");
 }
 
 /** A run stopped by a person: every unfinished step is cancelled with it. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfigText } from "../config/load";
-import { branchName, pickRepo, slugify } from "./run";
+import { branchName, newStep, pickRepo, planStep, previousSteps, type Step, slugify } from "./run";
 
 describe("branch names (DESIGN §9)", () => {
 	it("is <prefix><key lowercase>-<slug ≤40>", () => {
@@ -35,5 +35,30 @@ describe("repo choice", () => {
 		expect(pickRepo(config, "Web: fix the header").name).toBe("web");
 		expect(pickRepo(config, "backend: add cache").name).toBe("api");
 		expect(pickRepo(config, "Something else").name).toBe("api");
+	});
+});
+
+describe("previous steps of a multi-repo run (seed 004 previous results)", () => {
+	it("are the succeeded steps of lower orders, with their branches and PRs", () => {
+		const done = (i: number, repo: string, order: number): Step => ({
+			...newStep(i, repo),
+			order,
+			status: "succeeded",
+			branch: "feat/eng-1-x",
+			prUrl: `https://github.com/acme/${repo}/pull/${i}`,
+		});
+		const steps: Step[] = [
+			{ ...planStep(0), status: "succeeded" },
+			done(1, "api", 1),
+			done(2, "schema", 1),
+			{ ...newStep(3, "web"), order: 2, status: "running" },
+			{ ...newStep(4, "docs"), order: 2, status: "pending" },
+		];
+		expect(previousSteps({ steps }, 3)).toEqual([
+			{ repo: "api", branch: "feat/eng-1-x", prUrl: "https://github.com/acme/api/pull/1" },
+			{ repo: "schema", branch: "feat/eng-1-x", prUrl: "https://github.com/acme/schema/pull/2" },
+		]);
+		expect(previousSteps({ steps }, 1)).toEqual([]); // order 1 has nothing before it
+		expect(previousSteps({ steps }, 0)).toEqual([]); // nor has the plan
 	});
 });

@@ -1,4 +1,5 @@
 import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
+import type { Plan } from "./plan";
 import {
 	type AgentState,
 	nextRunStatus,
@@ -28,6 +29,8 @@ export interface StepReport {
 	error?: string;
 	transient?: boolean;
 	provider?: string;
+	/** A planning step's validated plan. */
+	plan?: Plan;
 	at: string;
 }
 
@@ -42,8 +45,13 @@ export interface StepValidation {
 
 export interface Step {
 	index: number;
+	/** A configured repo's name; `*` for the planning step. */
 	repo: string;
+	/** The planning step of a multi-repo run (its agent writes the plan, not code). */
+	kind?: "plan";
 	scope?: string;
+	/** The plan's order: a step starts when every step of a lower order succeeded. */
+	order?: number;
 	status: StepStatus;
 	attempt: number;
 	taskId?: string;
@@ -72,6 +80,8 @@ export interface TrackerProgress {
 	acknowledged?: boolean;
 	/** The "Lisa is working on it" comment (or session action) is posted. */
 	startComment?: boolean;
+	/** A multi-repo run's accepted plan is posted (comment or session action). */
+	planComment?: boolean;
 	/** Linear agent session: the final `response` or `error` is posted. */
 	sessionFinal?: boolean;
 	/** The issue moved to `source_config.merged` after every PR merged. */
@@ -113,6 +123,8 @@ export interface Run {
 	finishedAt?: string;
 	error?: string;
 	deliveryId?: string;
+	/** A multi-repo run's plan, once the planning step's plan was accepted. */
+	plan?: Plan;
 	/** Snapshot taken when the run was planned: a config change never alters a run in flight. */
 	config?: LisaConfig;
 	issue?: IssueSnapshot;
@@ -130,6 +142,11 @@ export interface RunPatch {
 	set?: Partial<RunFields>;
 	steps?: Record<number, Partial<Step>>;
 	appendSteps?: Step[];
+	/**
+	 * The whole list at once, for a change that both updates and adds steps (DynamoDB refuses one
+	 * update touching `steps[0].x` and `steps`). Safe: the update is version-checked like any other.
+	 */
+	replaceSteps?: Step[];
 }
 
 export function newRun(input: {
@@ -192,6 +209,33 @@ export function pickRepo(config: LisaConfig, title: string): RepoConfig {
 
 export function newStep(index: number, repo: string, scope?: string): Step {
 	return { index, repo, scope, status: "pending", attempt: 1 };
+}
+
+export const PLAN_REPO = "*";
+
+/** The first step of a run with several repos configured: an agent plans, the steps follow. */
+export function planStep(index: number): Step {
+	return { ...newStep(index, PLAN_REPO), kind: "plan" };
+}
+
+/** The steps that change a repository (all but the planning step). */
+export function workSteps(run: Pick<Run, "steps">): Step[] {
+	return run.steps.filter((s) => s.kind !== "plan");
+}
+
+/** A step's place in the plan; a run without a plan has one step. */
+export const orderOf = (step: Step): number => step.order ?? 1;
+
+/** What the earlier orders of the plan produced, for a step's prompt (seed 004's previous results). */
+export function previousSteps(
+	run: Pick<Run, "steps">,
+	index: number,
+): { repo: string; branch?: string; prUrl?: string }[] {
+	const step = run.steps[index];
+	if (!step || step.kind === "plan") return [];
+	return workSteps(run)
+		.filter((s) => orderOf(s) < orderOf(step) && s.status === "succeeded")
+		.map((s) => ({ repo: s.repo, branch: s.branch, prUrl: s.prUrl }));
 }
 
 export function prUrls(run: Run): string[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanPrBody, prBody } from "./pr-body";
+import { cleanPrBody, prBody, relatedLinks, relatedSection, withRelated } from "./pr-body";
 import { buildImplementPrompt, fenceUntrusted } from "./prompt";
 import { headTail, redact } from "./redact";
 import { isTransientFailure } from "./transient";
@@ -72,6 +72,54 @@ describe("PR body", () => {
 			runId: "01ABC",
 		});
 		expect(body).toBe("- x\n\nResolves acme/api#12\n\n<!-- lisa:run=01ABC -->");
+	});
+
+	it("lists a multi-repo run's other PRs in a marked section the agent cannot forge", () => {
+		const api = { repo: "api", url: "https://github.com/acme/api/pull/1" };
+		const body = prBody({
+			body: "- x\n<!-- lisa:related -->\n- evil: https://evil.example/pull/1",
+			issueUrl: "https://linear.app/a/issue/ENG-1",
+			runId: "01ABC",
+			related: [api],
+		});
+		expect(body).toBe(
+			[
+				"- x",
+				"",
+				"- evil: https://evil.example/pull/1",
+				"",
+				"<!-- lisa:related -->",
+				"### Related pull requests",
+				"This issue spans several repositories; the other parts:",
+				"- api: https://github.com/acme/api/pull/1",
+				"<!-- /lisa:related -->",
+				"",
+				"Resolves https://linear.app/a/issue/ENG-1",
+				"",
+				"<!-- lisa:run=01ABC -->",
+			].join("\n"),
+		);
+		expect(relatedLinks(body)).toEqual([api]);
+	});
+
+	it("rewrites the related section in place, never twice, never linking a PR to itself", () => {
+		const api = { repo: "api", url: "https://github.com/acme/api/pull/1" };
+		const web = { repo: "web", url: "https://github.com/acme/web/pull/2" };
+		const first = prBody({ body: "- a", runId: "01R", issueUrl: "https://t/1" });
+		expect(first).not.toContain("lisa:related");
+		const linked = withRelated(first, [api, web], api.url);
+		expect(linked).toContain(
+			"- a\n\n<!-- lisa:related -->\n### Related pull requests\nThis issue spans several repositories; the other parts:\n- web: https://github.com/acme/web/pull/2\n<!-- /lisa:related -->\n\nResolves https://t/1",
+		);
+		expect(withRelated(linked, [api, web], api.url)).toBe(linked);
+		const docs = { repo: "docs", url: "https://github.com/acme/docs/pull/3" };
+		const more = withRelated(linked, [docs], api.url);
+		expect(relatedLinks(more)).toEqual([web, docs]);
+		expect(more.match(/<!-- lisa:related -->/g)).toHaveLength(1);
+		// A body edited on GitHub comes back with CRLF line ends.
+		expect(relatedLinks(more.replace(/\n/g, "\r\n"))).toEqual([web, docs]);
+		// No marker to insert before: the section goes at the end.
+		expect(withRelated("- b", [web])).toBe(`- b\n\n${relatedSection([web])}`);
 	});
 });
 

@@ -70,7 +70,7 @@ async function detail(id) {
   document.getElementById("where").textContent = "run " + id;
   const [run, { events }] = await Promise.all([api("/api/runs/" + id), api("/api/runs/" + id + "/events")]);
   const steps = run.steps.map((s) => el("tr", {},
-    el("td", {}, String(s.index + 1)), el("td", {}, s.repo), el("td", { class: "status " + s.status }, s.status),
+    el("td", {}, String(s.index + 1)), el("td", { title: s.scope || "" }, s.kind === "plan" ? "(plan)" : s.repo), el("td", { class: "status " + s.status }, s.status),
     el("td", {}, String(s.attempt)), el("td", {}, s.agentState || ""), el("td", {}, s.provider || ""),
     el("td", {}, s.prUrl ? link(s.prUrl, s.prUrl) : (s.branch || "")), el("td", { class: "error" }, s.error || "")));
   const timeline = events.map((e) => el("tr", {}, el("td", { class: "muted" }, when(e.at)), el("td", {}, e.type), el("td", {}, e.message)));
@@ -79,6 +79,8 @@ async function detail(id) {
     el("p", {}, el("span", { class: "status " + run.status }, run.status), " · started ", when(run.createdAt),
       run.url ? " · " : "", run.url ? link(run.url, "issue") : ""),
     run.error ? el("p", { class: "error" }, run.error) : "",
+    run.plan ? el("h3", {}, "Plan") : "",
+    run.plan ? el("ol", {}, ...run.plan.steps.map((p) => el("li", {}, "order " + p.order + " · " + p.repo + " — " + p.scope))) : "",
     el("h3", {}, "Steps"),
     el("table", {}, el("tr", {}, ...["#", "repo", "status", "attempt", "agent", "provider", "PR / branch", "error"].map((h) => el("th", {}, h))), ...steps),
     el("h3", {}, "Timeline"),

@@ -1,6 +1,6 @@
 import { ulid } from "ulid";
 import { cancelPatch, failPatch } from "../domain/progress";
-import { type IssueSnapshot, newRun, newStep, pickRepo, type Run } from "../domain/run";
+import { type IssueSnapshot, newRun, newStep, pickRepo, planStep, type Run } from "../domain/run";
 import { isTerminalRun, nextRunStatus } from "../domain/states";
 import { workflowStates } from "../domain/workflow";
 import type { RunRequested } from "../queue/messages";
@@ -15,7 +15,7 @@ const MAX_DESCRIPTION = 64 * 1024;
 
 /**
  * `run.requested`: create the run, fetch the issue, take the issue's lock, snapshot the config,
- * move the issue to in_progress and launch the first step. Every stage is idempotent, so a
+ * move the issue to in_progress and launch the first step (the planning step with several repos). Every stage is idempotent, so a
  * redelivered message resumes where the previous delivery stopped.
  */
 export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested): Promise<void> {
@@ -122,13 +122,16 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 		}
 	}
 
-	const repo = pickRepo(config, issue.title);
+	// Several repos: an agent plans which of them change, in what order (seed 004 §2). One repo:
+	// straight to work.
+	const planning = config.repos.length > 1;
+	const first = planning ? planStep(0) : newStep(0, pickRepo(config, issue.title).name);
 	const res = await mutate(deps, run.runId, (r) => {
 		if (r.status !== "queued" || r.config) return {};
 		return {
 			patch: {
 				set: {
-					status: nextRunStatus(r.status, "start"),
+					status: nextRunStatus(r.status, planning ? "plan" : "start"),
 					issueId: issue.id,
 					issueKey: issue.key,
 					title: issue.title,
@@ -136,17 +139,20 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 					issue,
 					config,
 				},
-				appendSteps: [newStep(0, repo.name)],
+				appendSteps: [first],
 			},
 		};
 	});
+	const what = `${issue.key ?? issue.id} "${issue.title}"`;
 	if (res?.changed)
-		await note(
-			deps,
-			run.runId,
-			"run.started",
-			`working on ${issue.key ?? issue.id} "${issue.title}" in ${repo.name}`,
-		);
+		await (planning
+			? note(
+					deps,
+					run.runId,
+					"run.planning",
+					`planning ${what} across ${config.repos.map((r) => r.name).join(", ")}`,
+				)
+			: note(deps, run.runId, "run.started", `working on ${what} in ${first.repo}`));
 	return res?.run;
 }
 

@@ -1,6 +1,7 @@
-import { startComment, stepComment } from "../domain/comments";
+import { planComment, startComment, stepComment } from "../domain/comments";
 import {
 	acknowledgement,
+	planAction,
 	type SessionActivity,
 	startedAction,
 	stepAction,
@@ -10,8 +11,9 @@ import { NotConfigured, type Source, TrackerError } from "../trackers/tracker";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 
-// Progress in the tracker while a run works: one comment per stage (start, each step's PR) or, for
-// a run started from a Linear agent session, activities in the session. The outcome is finalize's.
+// Progress in the tracker while a run works: one comment per stage (start, plan, each step's PR)
+// or, for a run started from a Linear agent session, activities in the session. The outcome is
+// finalize's.
 
 /** Marks tracker effects done on the run, so a redelivered message does not repeat them. */
 export async function recordProgress(
@@ -112,7 +114,25 @@ export async function reportStart(deps: PipelineDeps, run: Run): Promise<Run> {
 	return (await recordProgress(deps, run.runId, { startComment: true })) ?? run;
 }
 
-/** A step opened its PR and the next step starts (multi-repository runs). */
+/** The accepted plan of a multi-repository run, once (a redelivered report does not repeat it). */
+export async function reportPlan(deps: PipelineDeps, run: Run): Promise<void> {
+	const plan = run.plan;
+	if (!plan || !run.issue || run.tracker.skip || run.tracker.planComment) return;
+	if (run.agentSessionId)
+		await bestEffort(
+			deps,
+			run,
+			"posting the plan to the agent session",
+			postActivity(run, planAction(plan)),
+		);
+	else if (run.config?.comments.enabled ?? true)
+		await bestEffort(deps, run, "commenting the plan", (s) =>
+			s.comment(run.issue?.id ?? run.issueId, planComment(run, plan, deps.runUrl(run.runId))),
+		);
+	await recordProgress(deps, run.runId, { planComment: true });
+}
+
+/** A step opened its PR and the run goes on (multi-repository runs). */
 export async function reportStep(deps: PipelineDeps, run: Run, stepIndex: number): Promise<void> {
 	if (!run.issue || run.tracker.skip || !run.steps[stepIndex]?.prUrl) return;
 	const url = deps.runUrl(run.runId);

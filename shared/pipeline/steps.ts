@@ -1,3 +1,4 @@
+import type { Plan } from "../domain/plan";
 import { cancelPatch, decideOnStepFinished } from "../domain/progress";
 import type { Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
@@ -5,7 +6,7 @@ import type { CancelRequested, StepFinished } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
-import { reportStep } from "./report";
+import { reportPlan, reportStep } from "./report";
 
 const DEFAULT_MAX_ATTEMPTS = 3;
 
@@ -70,12 +71,16 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 
 /**
  * Applies a step's report (from the queue, or synthesised by the sweeper for a lost task): retry,
- * launch the next step, or finish the run and update the tracker.
+ * turn an accepted plan into steps, launch the next steps, or finish the run (stopping running
+ * siblings of a failed step) and update the tracker.
  */
 export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished): Promise<void> {
 	const now = deps.now().toISOString();
 	const res = await mutate(deps, msg.runId, (run) =>
-		decideOnStepFinished(run, msg, now, run.config?.limits.max_attempts ?? DEFAULT_MAX_ATTEMPTS),
+		decideOnStepFinished(run, msg, now, {
+			maxAttempts: run.config?.limits.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
+			parallelSteps: run.config?.limits.parallel_steps ?? 1,
+		}),
 	);
 	if (!res) {
 		deps.log.warn({ runId: msg.runId }, "step report for an unknown run ignored");
@@ -86,8 +91,9 @@ export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished):
 	switch (decision.kind) {
 		case "ignore":
 			deps.log.info({ runId: run.runId, reason: decision.reason }, "step report ignored");
-			// A redelivery after a crash mid-finalize: resume the tracker updates.
+			// A redelivery after a crash mid-finalize (or before the plan was posted): resume.
 			if (isTerminalRun(run.status)) await finalize(deps, run.runId);
+			else if (run.plan) await reportPlan(deps, run);
 			return;
 		case "retry":
 			await note(
@@ -99,25 +105,39 @@ export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished):
 			);
 			await startTask(deps, run, decision.stepIndex);
 			return;
-		case "launch":
-			await note(deps, run.runId, "step.succeeded", stepSummary(msg), {
-				step: msg.stepIndex,
-				data: reportData(msg),
-			});
-			await startTask(deps, run, decision.stepIndex);
-			await reportStep(deps, run, msg.stepIndex);
-			return;
-		case "finish":
-			await note(
-				deps,
-				run.runId,
-				msg.outcome === "succeeded" ? "step.succeeded" : "step.failed",
-				stepSummary(msg),
-				{
+		case "advance":
+			if (decision.plan)
+				await note(deps, run.runId, "plan.accepted", planSummary(decision.plan), {
+					step: msg.stepIndex,
+					data: { plan: decision.plan, provider: msg.provider },
+				});
+			else
+				await note(deps, run.runId, "step.succeeded", stepSummary(msg), {
 					step: msg.stepIndex,
 					data: reportData(msg),
-				},
-			);
+				});
+			for (const index of decision.launch) await startTask(deps, run, index);
+			if (decision.plan) await reportPlan(deps, run);
+			else await reportStep(deps, run, msg.stepIndex);
+			return;
+		case "finish":
+			await Promise.all(decision.stop.map((taskId) => deps.launcher.stop(taskId).catch(() => {})));
+			if (decision.planErrors)
+				await note(deps, run.runId, "plan.rejected", decision.planErrors.join("; "), {
+					step: msg.stepIndex,
+					data: { errors: decision.planErrors },
+				});
+			else
+				await note(
+					deps,
+					run.runId,
+					msg.outcome === "succeeded" ? "step.succeeded" : "step.failed",
+					stepSummary(msg),
+					{
+						step: msg.stepIndex,
+						data: reportData(msg),
+					},
+				);
 			await note(
 				deps,
 				run.runId,
@@ -127,6 +147,10 @@ export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished):
 			await finalize(deps, run.runId);
 			return;
 	}
+}
+
+function planSummary(plan: Plan): string {
+	return `plan accepted: ${plan.steps.map((s) => `${s.repo} (order ${s.order})`).join(", ")}`;
 }
 
 function stepSummary(msg: StepFinished): string {

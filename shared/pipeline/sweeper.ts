@@ -116,6 +116,7 @@ async function checkStep(
 				error: r.error,
 				transient: r.transient,
 				provider: r.provider,
+				plan: r.plan,
 			};
 			await handleStepFinished(deps, msg);
 		}

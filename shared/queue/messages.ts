@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SOURCES } from "../config/schema";
+import { planSchema } from "../domain/plan";
 
 // Queue messages (DESIGN §8). Every message is validated on both ends.
 
@@ -31,6 +32,8 @@ export const stepFinishedSchema = z.object({
 	error: z.string().optional(),
 	transient: z.boolean().optional(),
 	provider: z.string().optional(),
+	/** A planning step's plan (checked again by the handler against the run's config). */
+	plan: planSchema.optional(),
 });
 export type StepFinished = z.infer<typeof stepFinishedSchema>;
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { embeddedAws } from "../../test/support/aws";
-import { newRun, newStep, type Run } from "../domain/run";
+import { newRun, newStep, type Run, type Step } from "../domain/run";
 import { storeAndQueue } from "../runtime";
 import { type DynamoStore, InvalidCursor, VersionConflict } from "./dynamo";
 
@@ -73,6 +73,38 @@ describe("DynamoStore against dynalite", () => {
 				at(54),
 			),
 		).rejects.toThrow(/separate/);
+	});
+
+	it("replaces the whole step list in one version-checked update (a plan becoming steps)", async () => {
+		const run = makeRun();
+		await store.createRun(run);
+		const planning = await store.updateRun(
+			run,
+			{ set: { status: "planning" }, appendSteps: [{ ...newStep(0, "*"), kind: "plan" }] },
+			at(55),
+		);
+		const plan = { steps: [{ repo: "api", scope: "add the endpoint", order: 1 }] };
+		const steps = [
+			{ ...(planning.steps[0] as Step), status: "succeeded" as const, finishedAt: at(56) },
+			{ ...newStep(1, "api", "add the endpoint"), order: 1, status: "launching" as const },
+		];
+		const running = await store.updateRun(
+			planning,
+			{ set: { status: "running", plan }, replaceSteps: steps },
+			at(56),
+		);
+		expect(running).toMatchObject({ status: "running", plan, version: planning.version + 1 });
+		expect(running.steps).toEqual([
+			expect.objectContaining({ index: 0, kind: "plan", status: "succeeded" }),
+			expect.objectContaining({ index: 1, repo: "api", order: 1, status: "launching" }),
+		]);
+		// A writer that read the run before the plan was applied loses.
+		await expect(store.updateRun(planning, { replaceSteps: [] }, at(57))).rejects.toBeInstanceOf(
+			VersionConflict,
+		);
+		await expect(
+			store.updateRun(running, { replaceSteps: steps, appendSteps: [newStep(2, "x")] }, at(58)),
+		).rejects.toThrow(/whole list/);
 	});
 
 	it("lets the task write its own step fields only while on its attempt", async () => {

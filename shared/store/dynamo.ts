@@ -180,8 +180,13 @@ export class DynamoStore {
 
 	/** Applies `patch` if the run is still at `run.version`; returns the new run or throws VersionConflict. */
 	async updateRun(run: Run, patch: RunPatch, now: string): Promise<Run> {
-		if (patch.appendSteps?.length && patch.steps && Object.keys(patch.steps).length)
-			throw new Error("appendSteps and step updates must be separate patches");
+		const stepUpdates = patch.steps && Object.keys(patch.steps).length > 0;
+		if (patch.appendSteps?.length && stepUpdates)
+			throw new Error(
+				"appendSteps and step updates must be separate patches (or use replaceSteps)",
+			);
+		if (patch.replaceSteps && (stepUpdates || patch.appendSteps?.length))
+			throw new Error("replaceSteps replaces the whole list: no other step changes with it");
 		const e = new Expression();
 		e.assign(e.name("version"), run.version + 1);
 		e.assign(e.name("updatedAt"), now);
@@ -194,6 +199,7 @@ export class DynamoStore {
 		for (const [i, fields] of Object.entries(patch.steps ?? {}))
 			for (const [field, v] of Object.entries(fields))
 				e.assign(`${e.name("steps")}[${Number(i)}].${e.name(field)}`, v);
+		if (patch.replaceSteps) e.assign(e.name("steps"), patch.replaceSteps);
 		if (patch.appendSteps?.length) {
 			const steps = e.name("steps");
 			e.raw(`${steps} = list_append(${steps}, ${e.value(patch.appendSteps)})`);
@@ -226,7 +232,10 @@ export class DynamoStore {
 		stepIndex: number,
 		attempt: number,
 		fields: Partial<
-			Pick<Step, "agentState" | "heartbeatAt" | "report" | "provider" | "branch" | "validation">
+			Pick<
+				Step,
+				"agentState" | "heartbeatAt" | "report" | "provider" | "branch" | "prUrl" | "validation"
+			>
 		>,
 	): Promise<boolean> {
 		const e = new Expression();

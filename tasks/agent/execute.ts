@@ -2,9 +2,19 @@ import type { LisaConfig, RepoConfig } from "../../shared/config/schema";
 import { parseModelSpec } from "../../shared/domain/fallback";
 import type { Guardrail } from "../../shared/domain/guardrails";
 import { conventionalTitle, prBody } from "../../shared/domain/pr-body";
-import { buildImplementPrompt, type RetryContext } from "../../shared/domain/prompt";
+import {
+	buildImplementPrompt,
+	type PreviousStep,
+	type RetryContext,
+} from "../../shared/domain/prompt";
 import { headTail, redact } from "../../shared/domain/redact";
-import { branchName, type IssueSnapshot, type Run, type Step } from "../../shared/domain/run";
+import {
+	branchName,
+	type IssueSnapshot,
+	previousSteps,
+	type Run,
+	type Step,
+} from "../../shared/domain/run";
 import { stepDeadline } from "../../shared/domain/supervision";
 import { isTransientFailure } from "../../shared/domain/transient";
 import type { Logger } from "../../shared/log";
@@ -19,6 +29,7 @@ import { type ImplementContext, implement } from "./implement";
 import { readManifest } from "./manifest";
 import { commandEnv } from "./providers/provider";
 import { codeHost, openPullRequest } from "./publish";
+import { linkRelated, siblingPrs } from "./related";
 import type { Timeline } from "./timeline";
 import { type Work, Workspace } from "./workspace";
 
@@ -63,6 +74,8 @@ interface Resolved {
 	repo: RepoConfig & { slug: string };
 	branch: string;
 	deadlineAt: number;
+	/** What the plan's earlier orders produced (multi-repo runs). */
+	previous: PreviousStep[];
 }
 
 function resolve(run: Run, stepIndex: number): Resolved {
@@ -91,6 +104,7 @@ function resolve(run: Run, stepIndex: number): Resolved {
 			run.issue.title,
 		),
 		deadlineAt: stepDeadline(step.launchedAt, config.limits.step_timeout_minutes, Date.now()),
+		previous: previousSteps(run, stepIndex),
 	};
 }
 
@@ -165,6 +179,7 @@ async function implementAndCheck(
 				branch: s.branch,
 				baseBranch: repo.base_branch,
 				scope: s.step.scope,
+				previous: s.previous,
 				allowWorkflowChanges: repo.allow_workflow_changes,
 				nativeWorktree: native,
 				guardrails,
@@ -222,9 +237,12 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 		);
 	});
 	await a.timeline.add("publish.pushed", `pushed ${s.branch}`);
+	const { runId, stepIndex, attempt } = a.req;
+	const octokit = codeHost(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
+	const related = s.step.order ? await siblingPrs(a.deps.store, runId, stepIndex) : [];
 	let pr: { url: string; created: boolean };
 	try {
-		pr = await openPullRequest(codeHost(a.deps.githubToken, a.deps.env.GITHUB_API_URL), {
+		pr = await openPullRequest(octokit, {
 			slug: s.repo.slug,
 			head: s.branch,
 			base: s.repo.base_branch,
@@ -234,6 +252,7 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 				issueUrl: s.issue.url,
 				issueKey: s.issue.key,
 				runId: a.run.runId,
+				related,
 			}),
 		});
 	} catch (err) {
@@ -248,6 +267,12 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 	await a.timeline.add("publish.pr", `${pr.created ? "opened" : "updated"} ${pr.url}`, {
 		prUrl: pr.url,
 	});
+	if (s.step.order) {
+		// Recorded at once so a sibling publishing in parallel links this PR too.
+		await a.deps.store.updateStepFields(runId, stepIndex, attempt, { prUrl: pr.url });
+		const others = await siblingPrs(a.deps.store, runId, stepIndex);
+		await linkRelated(octokit, [...others, { repo: s.repo.name, url: pr.url }], a.timeline);
+	}
 	if (!work.native) await ws.cleanup();
 	return pr.url;
 }

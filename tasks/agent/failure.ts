@@ -7,7 +7,8 @@ export type FailureKind =
 	| "validation"
 	| "gate"
 	| "timeout"
-	| "publish";
+	| "publish"
+	| "plan";
 
 /** A failure with the text to report and whether another attempt could succeed. */
 export class StepFailure extends Error {

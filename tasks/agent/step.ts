@@ -5,6 +5,7 @@ import { isTransientFailure } from "../../shared/domain/transient";
 import { type Attempt, execute, type Lesson, type StepRequest, type TaskDeps } from "./execute";
 import { type FailureKind, StepFailure } from "./failure";
 import { Heartbeat } from "./heartbeat";
+import { executePlan } from "./plan";
 import { Timeline } from "./timeline";
 
 export type { StepRequest, TaskDeps } from "./execute";
@@ -14,7 +15,7 @@ type Outcome = Omit<StepReport, "attempt" | "at">;
 
 /**
  * One step attempt: prepare → implement (fallback chain, supervised) → check (gates, validate,
- * retries) → publish → report. A handled failure is reported like a success (the message carries
+ * retries) → publish → report; or, for a multi-repo run's planning step, plan → report. A handled failure is reported like a success (the message carries
  * it), so the process exits 0 either way. The task writes only its step's own fields and events.
  */
 export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepReport | undefined> {
@@ -45,7 +46,8 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	};
 	let outcome: Outcome;
 	try {
-		outcome = { outcome: "succeeded", ...(await execute(attempt)) };
+		const done = step.kind === "plan" ? await executePlan(attempt) : await execute(attempt);
+		outcome = { outcome: "succeeded", ...done };
 		heartbeat.state = "completed";
 	} catch (err) {
 		heartbeat.state = "crashed";
@@ -63,7 +65,8 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	} finally {
 		heartbeat.stop();
 	}
-	await learn(deps, run, step.repo, attempt.lessons[0], secrets);
+	// A repo's guardrails come from its own steps; a plan is about no single repo.
+	if (step.kind !== "plan") await learn(deps, run, step.repo, attempt.lessons[0], secrets);
 	const report: StepReport = { ...outcome, attempt: req.attempt, at: new Date().toISOString() };
 	// Stored first, so the sweeper can re-send it if the message is lost.
 	await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {

@@ -20,6 +20,10 @@ describe("webhook → pull request, on the local stack", () => {
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		expect(run.steps).toHaveLength(1);
+		// One repo configured: no planning step, no plan, no planning prompt.
+		expect(run.steps[0]).toMatchObject({ index: 0, repo: "api" });
+		expect(run.steps[0]?.kind).toBeUndefined();
+		expect(run.plan).toBeUndefined();
 		const branch = "feat/eng-1-fix-login-redirect";
 		expect(run.steps[0]).toMatchObject({
 			status: "succeeded",
@@ -69,10 +73,14 @@ describe("webhook → pull request, on the local stack", () => {
 
 		// The agent ran with the DESIGN §9 argv, without CLAUDECODE and without Lisa's secrets.
 		const calls = await w.agents.calls();
+		expect(calls.filter((c) => c.cwd.includes(runId))).toHaveLength(1);
 		const call = calls.find((c) => c.cwd.includes(runId));
 		expect(call?.cli).toBe("claude");
 		expect(call?.argv.slice(0, 2)).toEqual(["-p", "--dangerously-skip-permissions"]);
 		expect(call?.claudecode).toBeNull();
+		expect(call?.target).toBe("api");
+		expect(call?.prompt).not.toContain("You are planning");
+		expect(call?.prompt).not.toContain("## Your scope");
 		expect(call?.env).toContain("ANTHROPIC_API_KEY");
 		for (const secret of [
 			"GITHUB_TOKEN",
@@ -84,6 +92,7 @@ describe("webhook → pull request, on the local stack", () => {
 
 		// The timeline tells the story.
 		const events = await w.api<{ events: { type: string }[] }>(`/api/runs/${runId}/events`);
+		expect(events.body.events.map((e) => e.type)).not.toContain("run.planning");
 		expect(events.body.events.map((e) => e.type)).toEqual(
 			expect.arrayContaining([
 				"run.requested",

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseConfigText } from "../../shared/config/load";
-import { newRun, newStep, type Run, type StepReport } from "../../shared/domain/run";
+import { newRun, newStep, planStep, type Run, type StepReport } from "../../shared/domain/run";
 import { createLogger } from "../../shared/log";
 import { storeAndQueue } from "../../shared/runtime";
 import type { DynamoStore, RunEvent } from "../../shared/store/dynamo";
@@ -18,13 +18,22 @@ export const ANTHROPIC_KEY = "sk-ant-task-0123456789abcdefghijkl";
 export interface TaskWorld {
 	dir: string;
 	repo: BareRepo;
+	/** `api` and the `moreRepos`, by name. */
+	repos: Record<string, BareRepo>;
 	github: GitHubDouble;
 	agents: FakeAgents;
 	store: DynamoStore;
 	/** The environment the task gets (fake agents first on PATH). */
 	env: NodeJS.ProcessEnv;
-	/** A running run with one step on repo `api`, as the pipeline leaves it before launching. */
-	newRun(issue: { title: string; description?: string }, configYaml?: string): Promise<string>;
+	/**
+	 * A running run with one step on repo `api`, as the pipeline leaves it before launching; with
+	 * `plan`, a planning run whose step 0 is the planning step (every repo configured).
+	 */
+	newRun(
+		issue: { title: string; description?: string },
+		configYaml?: string,
+		opts?: { plan?: boolean },
+	): Promise<string>;
 	/** Runs the agent task for the step's current attempt, in-process. */
 	runTask(runId: string, env?: NodeJS.ProcessEnv): Promise<StepReport | undefined>;
 	/** What the pipeline does before a retry: the next attempt of the step. */
@@ -39,10 +48,17 @@ export interface TaskWorld {
  * The agent task on its own: real store and queue (dynalite, fauxqs), a bare repo as the remote,
  * the GitHub double and the fake agent CLIs; runs are written the way the pipeline writes them.
  */
-export async function createTaskWorld(files: Record<string, string> = {}): Promise<TaskWorld> {
+export async function createTaskWorld(
+	files: Record<string, string> = {},
+	opts: { moreRepos?: string[] } = {},
+): Promise<TaskWorld> {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-task-"));
 	const repo = await bareRepo(dir, "api", "main", files);
-	const github = await startGitHubDouble({ repos: { "acme/api": repo.path } });
+	const repos: Record<string, BareRepo> = { api: repo };
+	for (const name of opts.moreRepos ?? []) repos[name] = await bareRepo(dir, name);
+	const github = await startGitHubDouble({
+		repos: Object.fromEntries(Object.entries(repos).map(([name, r]) => [`acme/${name}`, r.path])),
+	});
 	const agents = await installFakeAgents(dir);
 	const aws = await embeddedAws();
 	const { store, queue } = storeAndQueue(aws.settings);
@@ -58,21 +74,24 @@ export async function createTaskWorld(files: Record<string, string> = {}): Promi
 	const world: TaskWorld = {
 		dir,
 		repo,
+		repos,
 		github,
 		agents,
 		store,
 		env,
-		async newRun(issue, configYaml = "") {
+		async newRun(issue, configYaml = "", { plan = false } = {}) {
 			n++;
 			const now = new Date().toISOString();
 			const runId = `TASKRUN${String(n).padStart(4, "0")}`;
+			const listed = plan ? Object.entries(repos) : [["api", repo] as const];
 			const config = parseConfigText(
-				`repos:\n  - name: api\n    url: ${repo.url}\n    slug: acme/api\n${configYaml}`,
+				`repos:\n${listed.map(([name, r]) => `  - name: ${name}\n    url: ${r.url}\n    slug: acme/${name}\n`).join("")}${configYaml}`,
 				"task.yaml",
 			);
+			const first = plan ? planStep(0) : newStep(0, "api");
 			const run: Run = {
 				...newRun({ runId, source: "linear", issueId: `issue-${n}`, trigger: "api", now }),
-				status: "running",
+				status: plan ? "planning" : "running",
 				issueKey: `ENG-${n}`,
 				config,
 				issue: {
@@ -82,7 +101,7 @@ export async function createTaskWorld(files: Record<string, string> = {}): Promi
 					description: issue.description ?? "",
 					url: `https://linear.app/acme/issue/ENG-${n}`,
 				},
-				steps: [{ ...newStep(0, "api"), status: "running", launchedAt: now }],
+				steps: [{ ...first, status: "running", launchedAt: now }],
 			};
 			await store.createRun(run);
 			return runId;

@@ -19,8 +19,10 @@ export interface WorldOptions {
 	source?: "linear" | "trello" | "github";
 	/** Extra YAML appended to the generated config. */
 	configExtra?: string;
+	/** More repositories beside `api` (bare repos, on the GitHub double as acme/<name>, in the config). */
+	moreRepos?: string[];
 	/** Replace the generated config entirely. */
-	config?: (w: { repo: BareRepo }) => string;
+	config?: (w: { repo: BareRepo; repos: Record<string, BareRepo> }) => string;
 	env?: Record<string, string | undefined>;
 	/** Start the stack in-process (default) or leave it to the test. */
 	startStack?: boolean;
@@ -28,7 +30,10 @@ export interface WorldOptions {
 
 export interface World {
 	dir: string;
+	/** The `api` repository. */
 	repo: BareRepo;
+	/** Every repository by name (`api` and `moreRepos`). */
+	repos: Record<string, BareRepo>;
 	linear: LinearDouble;
 	github: GitHubDouble;
 	/** Trello double with board "Web" (lists Todo, In Progress, In Review, Merged; labels lisa, bug). */
@@ -62,7 +67,13 @@ export interface ApiRun {
 	issueId: string;
 	issueKey?: string;
 	prUrls: string[];
+	plan?: { steps: { repo: string; scope: string; order: number }[] };
 	steps: {
+		index: number;
+		repo: string;
+		kind?: string;
+		scope?: string;
+		order?: number;
 		status: string;
 		attempt: number;
 		branch?: string;
@@ -82,12 +93,16 @@ const TERMINAL = ["succeeded", "failed", "cancelled"];
 export async function createWorld(opts: WorldOptions = {}): Promise<World> {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-e2e-"));
 	const repo = await bareRepo(dir, "api");
+	const repos: Record<string, BareRepo> = { api: repo };
+	for (const name of opts.moreRepos ?? []) repos[name] = await bareRepo(dir, name);
 	const linear = await startLinearDouble();
 	linear.state.viewer.name = "Lisa";
 	const team = linear.addTeam({ key: "ENG", name: "Engineering" });
 	linear.addLabel(team.id, "lisa");
 	linear.addLabel(team.id, "bug");
-	const github = await startGitHubDouble({ repos: { "acme/api": repo.path } });
+	const github = await startGitHubDouble({
+		repos: Object.fromEntries(Object.entries(repos).map(([name, r]) => [`acme/${name}`, r.path])),
+	});
 	const trello = await startTrelloDouble();
 	trello.store.addBoard(
 		TRELLO_BOARD,
@@ -105,14 +120,13 @@ export async function createWorld(opts: WorldOptions = {}): Promise<World> {
 	}[opts.source ?? "linear"];
 	await writeFile(
 		configFile,
-		opts.config?.({ repo }) ??
+		opts.config?.({ repo, repos }) ??
 			`${sourceConfig}
 provider: claude
 repos:
-  - name: api
-    url: ${repo.url}
-    slug: acme/api
-${opts.configExtra ?? ""}`,
+${Object.entries(repos)
+	.map(([name, r]) => `  - name: ${name}\n    url: ${r.url}\n    slug: acme/${name}\n`)
+	.join("")}${opts.configExtra ?? ""}`,
 	);
 	const env: NodeJS.ProcessEnv = {
 		PATH: `${agents.bin}:${process.env.PATH}`,
@@ -145,6 +159,7 @@ ${opts.configExtra ?? ""}`,
 	const world: World = {
 		dir,
 		repo,
+		repos,
 		linear,
 		github,
 		trello,

@@ -2,11 +2,16 @@
 // A fake agent CLI (claude, gemini, opencode, codex) honouring the real argv contract. It behaves
 // like an agent that did the work: edits a file, commits, writes .lisa-manifest.json. Directives in
 // the prompt (lines "lisa-fake: <directive>", e.g. in the issue description) change its behaviour;
-// "lisa-fake[claude,codex]: …" applies only to those CLIs:
+// "lisa-fake[claude,codex]: …" applies only to those CLIs, "lisa-fake@web: …" only to the step of
+// repo web and "lisa-fake@plan: …" only to planning (the two combine: "lisa-fake[gemini]@api: …"):
 //   exit=N · stderr=<text> · stdout=<text> · sleep=N (seconds, printing a line per second)
 //   hang (no output, never exits; starts a child that hangs too) · no-commit · empty-commit
 //   no-manifest · bad-manifest · manifest=<json> · touch=<path> · print-env=<VAR>
 //   broken-until-retry (writes status.txt "broken", or "ok" once the prompt is a retry)
+// A planning prompt ("…write the plan file `<path>`…") is answered with a plan instead of code:
+//   plan=<json> (written as is; default: every listed repo, one order each, in the listed order)
+//   plan-first=<json> (the first try's plan; a retry after Lisa rejected it writes plan=)
+//   plan-scribble (also writes into every checkout, which Lisa must discard)
 // A prompt that points to a file ("…instructions are in the file `<path>`…") is read from it, and
 // claude's `--worktree <name>` creates .claude/worktrees/<name> on branch worktree-<name> as Claude
 // Code does. Every call is appended as JSON to $FAKE_AGENT_LOG (set by the wrapper, not the task).
@@ -71,13 +76,19 @@ if (opts.version) {
 const pointer = opts.prompt.match(/instructions are in the file `([^`]+)`/);
 const prompt = pointer ? readFileSync(pointer[1], "utf8") : opts.prompt;
 
+const planFile = prompt.match(/write the plan file `([^`]+)`/)?.[1];
+const target = planFile ? "plan" : prompt.match(/ of the repository "([^"]+)"/)?.[1];
 const directives = new Map();
-for (const m of prompt.matchAll(/lisa-fake(?:\[([a-z,]+)\])?:\s*([a-z-]+)(?:=([^\n]*))?/g))
-	if (!m[1] || m[1].split(",").includes(cli)) directives.set(m[2], (m[3] ?? "").trim());
+for (const m of prompt.matchAll(
+	/lisa-fake(?:\[([a-z,]+)\])?(?:@([A-Za-z0-9._-]+))?:\s*([a-z-]+)(?:=([^\n]*))?/g,
+))
+	if ((!m[1] || m[1].split(",").includes(cli)) && (!m[2] || m[2] === target))
+		directives.set(m[3], (m[4] ?? "").trim());
 
 const startCwd = process.cwd();
 log({
 	cli,
+	target: target ?? null,
 	argv,
 	model: opts.model,
 	cwd: startCwd,
@@ -114,6 +125,27 @@ if (directives.has("print-env"))
 	console.log(`${directives.get("print-env")}=${process.env[directives.get("print-env")] ?? ""}`);
 if (directives.has("stderr")) process.stderr.write(`${directives.get("stderr")}\n`);
 if (directives.has("exit")) process.exit(Number(directives.get("exit")));
+
+if (planFile) {
+	// Planning: read-only checkouts under repos/, one plan file, no commits.
+	const repos = [...prompt.matchAll(/^- `([^`]+)` — checked out at `([^`]+)`/gm)];
+	if (directives.has("plan-scribble"))
+		for (const [, , dir] of repos) writeFileSync(path.join(dir, "SCRIBBLE.md"), "planning notes\n");
+	const retried = prompt.includes("[PLAN RETRY]");
+	const plan =
+		(!retried && directives.get("plan-first")) ||
+		directives.get("plan") ||
+		JSON.stringify({
+			steps: repos.map(([, repo], i) => ({
+				repo,
+				scope: `Change ${repo} for the issue`,
+				order: i + 1,
+			})),
+		});
+	writeFileSync(planFile, plan);
+	console.log(`planned: ${plan}`);
+	process.exit(0);
+}
 
 const title = (prompt.match(/```+untrusted-issue\n(?:[A-Z]+-\d+: )?([^\n]*)/) ?? [])[1] ?? "change";
 const retry = /\[RETRY - MUST COMPLETE\]|\[FINAL ATTEMPT\]/.test(prompt);

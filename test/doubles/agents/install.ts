@@ -7,6 +7,8 @@ export const AGENT_CLIS = ["claude", "gemini", "opencode", "codex"] as const;
 
 export interface FakeAgentCall {
 	cli: string;
+	/** "plan" for a planning prompt, else the repository the prompt names. */
+	target: string | null;
 	argv: string[];
 	model?: string;
 	cwd: string;

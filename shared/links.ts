@@ -1,6 +1,8 @@
 // The names under which infra/ links resources to the functions, and the variables they stand for.
 // infra/ creates them; shared/settings.ts reads them. Pure data, so both sides can import it.
 
+import type { EcsTarget } from "./launcher/ecs";
+
 export const LINK = {
 	table: "Table",
 	intakeQueue: "IntakeQueue",
@@ -35,13 +37,5 @@ export const AGENT_SECRETS = {
 export type SecretName = keyof typeof SECRETS;
 export type AgentSecretName = keyof typeof AGENT_SECRETS;
 
-/** What infra/agent.ts links as `AgentTask` (the properties of SST's own Task link, plus capacity). */
-export interface AgentLink {
-	cluster: string;
-	taskDefinition: string;
-	container: string;
-	subnets: string[];
-	securityGroups: string[];
-	assignPublicIp: boolean;
-	capacity: "fargate" | "spot";
-}
+/** What infra/agent.ts links as `AgentTask`: where and how the launcher runs a step. */
+export type AgentLink = EcsTarget;

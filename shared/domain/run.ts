@@ -17,6 +17,7 @@ export interface IssueSnapshot {
 	title: string;
 	description: string;
 	url?: string;
+	/** Linear team id, Trello board id, GitHub owner/name. */
 	teamId?: string;
 }
 
@@ -133,6 +134,8 @@ export interface Run {
 	agentSessionId?: string;
 	prompts?: SessionPrompt[];
 	closedPullRequests?: PullRequestClosed[];
+	/** Set while the run waits for one of `limits.max_concurrent_runs` slots. */
+	waitingSince?: string;
 }
 
 type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;

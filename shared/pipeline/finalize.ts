@@ -39,8 +39,31 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 		}
 		run = (await recordProgress(deps, runId, { [effect]: true })) ?? run;
 	}
-	await recordProgress(deps, runId, { done: true });
 	if (run.issueId) await deps.store.releaseIssueLock(run.source, run.issueId, runId);
+	await releaseSlot(deps, runId);
+	await recordProgress(deps, runId, { done: true });
+}
+
+/** Gives the run's slot back and wakes the oldest queued run, which may be waiting for one. */
+export async function releaseSlot(deps: PipelineDeps, runId: string): Promise<void> {
+	await deps.store.releaseRunSlot(runId);
+	const [next] = await deps.store.runsByStatus("queued", { before: deps.now().toISOString() }, 1);
+	if (next) await redrive(deps, next);
+}
+
+/** Sends a queued run's request again (idempotent: the intake resumes the same run). */
+export async function redrive(deps: PipelineDeps, run: Run): Promise<void> {
+	await deps.queue.send("intake", {
+		type: "run.requested",
+		source: run.source,
+		issueId: run.issueId,
+		issueKey: run.issueKey,
+		trigger: run.trigger,
+		deliveryId: run.deliveryId,
+		requestedAt: run.createdAt,
+		runId: run.runId,
+		...(run.agentSessionId ? { agentSessionId: run.agentSessionId } : {}),
+	});
 }
 
 function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {

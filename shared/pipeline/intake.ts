@@ -15,8 +15,8 @@ const MAX_DESCRIPTION = 64 * 1024;
 
 /**
  * `run.requested`: create the run, fetch the issue, take the issue's lock, snapshot the config,
- * move the issue to in_progress and launch the first step (the planning step with several repos). Every stage is idempotent, so a
- * redelivered message resumes where the previous delivery stopped.
+ * take a run slot, move the issue to in_progress and launch the first step (the planning step with
+ * several repos). Every stage is idempotent, so a redelivered message resumes where it stopped.
  */
 export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested): Promise<void> {
 	const runId = msg.runId ?? ulid();
@@ -120,6 +120,26 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 			await note(deps, run.runId, "run.cancelled", reason, { data: { activeRun: lock.holder } });
 			return undefined;
 		}
+	}
+
+	// At most limits.max_concurrent_runs runs work at once. Without a slot the run stays queued
+	// (keeping the issue's lock); the next run to finish, or the sweeper, sends its request again.
+	const max = config.limits.max_concurrent_runs;
+	const slot = await deps.store.acquireRunSlot(run.runId, max);
+	if (!slot.acquired) {
+		const waiting = await mutate(deps, run.runId, (r) =>
+			r.status !== "queued" || r.waitingSince
+				? {}
+				: { patch: { set: { waitingSince: deps.now().toISOString() } } },
+		);
+		if (waiting?.changed)
+			await note(
+				deps,
+				run.runId,
+				"run.waiting",
+				`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
+			);
+		return undefined;
 	}
 
 	// Several repos: an agent plans which of them change, in what order (seed 004 §2). One repo:

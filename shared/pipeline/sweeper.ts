@@ -1,8 +1,8 @@
 import type { Run, Step } from "../domain/run";
-import { isTerminalStep, type RunStatus } from "../domain/states";
+import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
 import type { StepFinished } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
-import { finalize } from "./finalize";
+import { finalize, redrive } from "./finalize";
 import { note } from "./mutate";
 import { handleStepFinished } from "./steps";
 
@@ -43,18 +43,22 @@ export async function sweep(
 	const report: SweepReport = { redriven: 0, reported: 0, lost: 0, timedOut: 0, finalized: 0 };
 
 	for (const run of await deps.store.runsByStatus("queued", { before: ago(SWEEP.queuedGraceMs) })) {
-		await deps.queue.send("intake", {
-			type: "run.requested",
-			source: run.source,
-			issueId: run.issueId,
-			issueKey: run.issueKey,
-			trigger: run.trigger,
-			deliveryId: run.deliveryId,
-			requestedAt: run.createdAt,
-			runId: run.runId,
-		});
-		await note(deps, run.runId, "run.redriven", "run was still queued; its request was sent again");
+		await redrive(deps, run);
+		// A run waiting for a slot is asked again every sweep; its timeline says so once.
+		if (!run.waitingSince)
+			await note(
+				deps,
+				run.runId,
+				"run.redriven",
+				"run was still queued; its request was sent again",
+			);
 		report.redriven++;
+	}
+
+	// A slot whose run ended without giving it back (a crash inside finalize) is freed.
+	for (const holder of await deps.store.runSlotHolders()) {
+		const run = await deps.store.getRun(holder);
+		if (!run || isTerminalRun(run.status)) await deps.store.releaseRunSlot(holder);
 	}
 
 	const active: RunStatus[] = ["planning", "running"];

@@ -234,3 +234,27 @@ describe("DynamoStore against dynalite", () => {
 		expect((await store.getRun(run.runId))?.runId).toBe(run.runId); // events never shadow the run item
 	});
 });
+
+describe("run slots (limits.max_concurrent_runs)", () => {
+	it("hands out at most max slots, idempotently, and takes them back", async () => {
+		expect(await store.acquireRunSlot("S1", 2)).toEqual({ acquired: true });
+		expect(await store.acquireRunSlot("S1", 2)).toEqual({ acquired: true });
+		expect(await store.acquireRunSlot("S2", 2)).toEqual({ acquired: true });
+		expect(await store.acquireRunSlot("S3", 2)).toEqual({ acquired: false, active: 2 });
+		expect((await store.runSlotHolders()).sort()).toEqual(["S1", "S2"]);
+		await store.releaseRunSlot("S1");
+		await store.releaseRunSlot("S1");
+		expect(await store.acquireRunSlot("S3", 2)).toEqual({ acquired: true });
+		await store.releaseRunSlot("S2");
+		await store.releaseRunSlot("S3");
+		expect(await store.runSlotHolders()).toEqual([]);
+	});
+
+	it("never hands out more than max under concurrency", async () => {
+		const results = await Promise.all(
+			Array.from({ length: 12 }, (_, i) => store.acquireRunSlot(`C${i}`, 3)),
+		);
+		expect(results.filter((r) => r.acquired)).toHaveLength(3);
+		for (const holder of await store.runSlotHolders()) await store.releaseRunSlot(holder);
+	});
+});

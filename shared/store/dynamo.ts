@@ -482,6 +482,55 @@ export class DynamoStore {
 		});
 	}
 
+	// ── at most limits.max_concurrent_runs active runs ───────────────────────────────────────
+
+	/**
+	 * Takes one of `max` run slots (a string set, so taking and giving back are idempotent). Returns
+	 * how many runs hold one when none is free.
+	 */
+	async acquireRunSlot(
+		runId: string,
+		max: number,
+	): Promise<{ acquired: true } | { acquired: false; active: number }> {
+		try {
+			await this.doc.send(
+				new UpdateCommand({
+					TableName: this.table,
+					Key: key.runSlots,
+					UpdateExpression: "ADD #runs :me",
+					ConditionExpression:
+						"attribute_not_exists(#runs) OR size(#runs) < :max OR contains(#runs, :id)",
+					ExpressionAttributeNames: { "#runs": "runs" },
+					ExpressionAttributeValues: { ":me": new Set([runId]), ":max": max, ":id": runId },
+				}),
+			);
+			return { acquired: true };
+		} catch (err) {
+			if (!isConditionFailure(err)) throw err;
+			return { acquired: false, active: (await this.runSlotHolders()).length };
+		}
+	}
+
+	async releaseRunSlot(runId: string): Promise<void> {
+		await this.doc.send(
+			new UpdateCommand({
+				TableName: this.table,
+				Key: key.runSlots,
+				UpdateExpression: "DELETE #runs :me",
+				ExpressionAttributeNames: { "#runs": "runs" },
+				ExpressionAttributeValues: { ":me": new Set([runId]) },
+			}),
+		);
+	}
+
+	async runSlotHolders(): Promise<string[]> {
+		const out = await this.doc.send(
+			new GetCommand({ TableName: this.table, Key: key.runSlots, ConsistentRead: true }),
+		);
+		const runs = out.Item?.runs as Set<string> | undefined;
+		return runs ? [...runs] : [];
+	}
+
 	// ── one active run per issue ──────────────────────────────────────────────────────────────
 
 	/** Takes the issue's lock for `runId`; returns the holder's run id when someone else has it. */

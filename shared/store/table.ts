@@ -17,6 +17,8 @@ export const TTL_ATTRIBUTE = "expiresAt";
 export const key = {
 	run: (runId: string) => ({ pk: `RUN#${runId}`, sk: "RUN" }),
 	event: (runId: string, eventId: string) => ({ pk: `RUN#${runId}`, sk: `EVT#${eventId}` }),
+	/** The set of runs holding one of the `limits.max_concurrent_runs` slots. */
+	runSlots: { pk: "SLOTS", sk: "RUNS" },
 	issueLock: (source: string, issueId: string) => ({
 		pk: `ISSUE#${source}#${issueId}`,
 		sk: "ACTIVE",

@@ -1,18 +1,12 @@
 import type { SourceName } from "../config/schema";
 import type { SessionActivity } from "../domain/linear-session";
+import type { IssueSnapshot } from "../domain/run";
 
 export type { SessionActivity };
 
 // The source port: what the pipeline needs from Linear, Trello or GitHub Issues.
 
-export interface SourceIssue {
-	id: string;
-	key?: string;
-	title: string;
-	description: string;
-	url?: string;
-	/** Linear team id, Trello board id, GitHub owner/name. */
-	teamId?: string;
+export interface SourceIssue extends IssueSnapshot {
 	/** Label names, when the tracker returns them with the issue. */
 	labels?: string[];
 }

@@ -84,6 +84,7 @@ export interface ApiRun {
 		provider?: string;
 	}[];
 	tracker: Record<string, boolean>;
+	waitingSince?: string;
 	links: { dashboard: string };
 }
 

@@ -90,3 +90,12 @@ describe("settings", () => {
 		expect(env.TRELLO_API_KEY).toBeUndefined();
 	});
 });
+
+describe("the local defaults", () => {
+	it("treats an empty variable as unset (PORT= stays 8787, not a random port)", () => {
+		expect(readSettings({ PORT: "" }).port).toBe(8787);
+		expect(readSettings({}).port).toBe(8787);
+		expect(readSettings({ PORT: "0" }).port).toBe(0);
+		expect(() => readSettings({ PORT: "http" })).toThrow(/PORT must be a port number/);
+	});
+});

@@ -106,7 +106,7 @@ export function withLinks(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessE
 
 export function readSettings(input: NodeJS.ProcessEnv = process.env): Settings {
 	const env = withLinks(input);
-	const port = Number(env.PORT ?? 8787);
+	const port = Number(opt(env.PORT) ?? 8787);
 	if (!Number.isInteger(port) || port < 0 || port > 65535)
 		throw new Error(`PORT must be a port number, got "${env.PORT}"`);
 	return {

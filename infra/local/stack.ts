@@ -5,6 +5,7 @@ import path from "node:path";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createApp } from "../../shared/http/app";
+import type { ApiDeps } from "../../shared/http/deps";
 import { createLogger, type Logger } from "../../shared/log";
 import type { PipelineDeps } from "../../shared/pipeline/deps";
 import { eventsHandler, intakeHandler } from "../../shared/pipeline/handlers";
@@ -30,7 +31,7 @@ export interface LocalStack {
 	url: string;
 	apiToken: string;
 	settings: Settings;
-	deps: PipelineDeps;
+	deps: PipelineDeps & ApiDeps;
 	sweep(): Promise<SweepReport>;
 	stop(): Promise<void>;
 }

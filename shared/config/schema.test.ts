@@ -129,4 +129,9 @@ repos:
 		expect(slugFromUrl("ssh://git@github.com/acme/api.git")).toBe("acme/api");
 		expect(slugFromUrl("file:///tmp/x/api.git")).toBeUndefined();
 	});
+
+	it("takes source_config.scope as the team when team is not given", () => {
+		const c = parseConfigText(`source_config: {scope: acme/api}\n${minimal}`, "c.yaml");
+		expect(c.source_config.team).toBe("acme/api");
+	});
 });

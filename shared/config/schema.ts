@@ -130,7 +130,7 @@ function applyAliases(raw: Raw, configDir: string): Raw {
 	if (isObject(raw.source_config)) {
 		const sc = raw.source_config;
 		const next: Raw = { ...sc };
-		next.team = firstDefined(sc, "team", "board");
+		next.team = firstDefined(sc, "team", "board", "scope");
 		next.project = firstDefined(sc, "project", "list");
 		next.pick_from = firstDefined(sc, "pick_from", "initial_status");
 		next.in_progress = firstDefined(sc, "in_progress", "active_status");

@@ -17,7 +17,6 @@ describe("Trello trigger rules", () => {
 			cardId: card.id,
 			cardKey: "AbCd1234",
 			actorId: "m-ada",
-			needsLabel: false,
 			why: 'label "lisa" added',
 		});
 	});
@@ -31,7 +30,7 @@ describe("Trello trigger rules", () => {
 			}),
 			rules,
 		);
-		expect(v).toMatchObject({ trigger: true, needsLabel: true, why: 'moved to "Ready for AI"' });
+		expect(v).toMatchObject({ trigger: true, why: 'moved to "Ready for AI"' });
 	});
 
 	it("ignores other labels, other lists, other boards and other actions with the reason", () => {

@@ -33,8 +33,6 @@ export type TrelloVerdict =
 			cardId: string;
 			cardKey?: string;
 			actorId?: string;
-			/** A move into pick_from starts a run only when the card carries the label. */
-			needsLabel: boolean;
 			why: string;
 	  }
 	| { trigger: false; reason: string };
@@ -49,25 +47,24 @@ export function trelloVerdict(payload: TrelloWebhook, rules: TrelloRules): Trell
 	const board = data.board;
 	if (rules.board && board && !sameName(board.name, rules.board) && board.id !== rules.board)
 		return { trigger: false, reason: `card is on board "${board.name}", not "${rules.board}"` };
-	const hit = (why: string, needsLabel: boolean): TrelloVerdict =>
+	const hit = (why: string): TrelloVerdict =>
 		card?.id
 			? {
 					trigger: true,
 					cardId: card.id,
 					cardKey: card.shortLink,
 					actorId: action.idMemberCreator,
-					needsLabel,
 					why,
 				}
 			: { trigger: false, reason: "action has no card" };
 
 	if (action.type === "addLabelToCard")
 		return sameName(data.label?.name, rules.label)
-			? hit(`label "${rules.label}" added`, false)
+			? hit(`label "${rules.label}" added`)
 			: { trigger: false, reason: `label "${data.label?.name ?? "?"}" is not "${rules.label}"` };
 	if (action.type === "updateCard" && data.listAfter) {
 		return sameName(data.listAfter.name, rules.pickFrom)
-			? hit(`moved to "${rules.pickFrom}"`, true)
+			? hit(`moved to "${rules.pickFrom}"`)
 			: { trigger: false, reason: `moved to "${data.listAfter.name}", not "${rules.pickFrom}"` };
 	}
 	return {

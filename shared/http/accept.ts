@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { LisaConfig, SourceName } from "../config/schema";
 import type { EventMessage } from "../queue/messages";
+import { NotConfigured } from "../trackers/tracker";
 import type { ApiDeps } from "./deps";
 
 /** How long a delivery id is remembered: GitHub allows manual redelivery for 3 days. */
@@ -104,6 +105,9 @@ export async function ownActorAnswer(
 	try {
 		self = await deps.tracker(source).selfActorId();
 	} catch (err) {
+		// Without the tracker's credentials Lisa cannot have acted there: accept, and the run
+		// reports the missing credentials where the team sees it.
+		if (err instanceof NotConfigured) return undefined;
 		deps.log.error({ err, source }, "cannot tell Lisa's own actor");
 		return c.json({ error: "cannot verify the event's actor right now; retry later" }, 503);
 	}

@@ -1,9 +1,9 @@
-import { Hono, type MiddlewareHandler } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
+import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
-import { DASHBOARD_HTML } from "./dashboard";
+import { bearerToken } from "./auth";
+import { DASHBOARD_HTML, DASHBOARD_JS } from "./dashboard";
 import type { ApiDeps } from "./deps";
 import { githubWebhook } from "./github-webhook";
 import { linearWebhook } from "./linear-webhook";
@@ -12,10 +12,6 @@ import { trelloWebhook } from "./trello-webhook";
 
 /** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
-
-// Fail closed: without a configured token nobody reads runs.
-const closedApi: MiddlewareHandler = async (c) =>
-	c.json({ error: "LISA_API_TOKEN is not set: the API is closed" }, 401);
 
 /** The one Hono app: served by @hono/node-server locally and by hono/aws-lambda in AWS. */
 export function createApp(deps: ApiDeps): Hono {
@@ -27,12 +23,15 @@ export function createApp(deps: ApiDeps): Hono {
 	const dashboard = secureHeaders({
 		contentSecurityPolicy: {
 			defaultSrc: ["'self'"],
-			scriptSrc: ["'unsafe-inline'"],
+			scriptSrc: ["'self'"],
 			styleSrc: ["'unsafe-inline'"],
 		},
 	});
 	app.get("/", dashboard, (c) => c.html(DASHBOARD_HTML));
 	app.get("/runs/:id", dashboard, (c) => c.html(DASHBOARD_HTML));
+	app.get("/dashboard.js", (c) =>
+		c.body(DASHBOARD_JS, 200, { "content-type": "text/javascript; charset=utf-8" }),
+	);
 
 	const webhooks = new Hono();
 	webhooks.use(
@@ -52,18 +51,7 @@ export function createApp(deps: ApiDeps): Hono {
 	webhooks.post("/github", (c) => githubWebhook(c, deps));
 	app.route("/webhooks", webhooks);
 
-	const token = deps.settings.apiToken;
-	app.use(
-		"/api/*",
-		token
-			? bearerAuth({
-					token,
-					noAuthenticationHeader: { message: { error: "missing bearer token" } },
-					invalidToken: { message: { error: "invalid bearer token" } },
-					invalidAuthenticationHeader: { message: { error: "malformed Authorization header" } },
-				})
-			: closedApi,
-	);
+	app.use("/api/*", bearerToken(deps.settings.apiToken));
 	app.route("/api", runsRoutes(deps));
 
 	app.notFound((c) => c.json({ error: "not found" }, 404));

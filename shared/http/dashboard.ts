@@ -1,5 +1,6 @@
-// The dashboard: one static page over the runs API. It holds no data itself; the browser asks for
-// the API token once and keeps it in localStorage. Everything from the API is inserted as text.
+// The dashboard: one static page and its script over the runs API. It holds no data itself; the
+// browser asks for the API token once and keeps it in localStorage. Everything from the API is
+// inserted as text, and only http(s) URLs become links.
 
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
@@ -32,8 +33,13 @@ export const DASHBOARD_HTML = `<!doctype html>
   </form>
   <div id="view"></div>
 </main>
-<script>
-const view = document.getElementById("view");
+<script src="/dashboard.js"></script>
+</body>
+</html>
+`;
+
+/** Served as /dashboard.js, so the page's CSP allows no inline script. */
+export const DASHBOARD_JS = `const view = document.getElementById("view");
 const login = document.getElementById("login");
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
@@ -41,7 +47,11 @@ const el = (tag, attrs = {}, ...kids) => {
   for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(k ?? ""));
   return e;
 };
-const link = (href, text) => el("a", { href, rel: "noopener noreferrer" }, text);
+// Only web links become anchors: a javascript: or data: URL from the API stays plain text.
+const link = (href, text) =>
+  /^(https?:\\/\\/|\\/runs\\/)/i.test(href ?? "")
+    ? el("a", { href, rel: "noopener noreferrer" }, text)
+    : document.createTextNode(text ?? "");
 async function api(path) {
   const res = await fetch(path, { headers: { authorization: "Bearer " + localStorage.getItem("lisaToken") } });
   if (res.status === 401) { localStorage.removeItem("lisaToken"); showLogin(); throw new Error("unauthorized"); }
@@ -94,7 +104,4 @@ async function render() {
 }
 render();
 setInterval(() => { if (login.hidden) render(); }, 3000);
-</script>
-</body>
-</html>
 `;

@@ -28,6 +28,8 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	}
 	const event = c.req.header("x-github-event") ?? "";
 	if (event === "ping") return ignored(c, "ping");
+	if (event !== "issues" && event !== "pull_request")
+		return ignored(c, `${event || "unknown"} events are not handled`);
 	const deliveryId = c.req.header("x-github-delivery");
 	if (!deliveryId) return c.json({ error: "missing X-GitHub-Delivery header" }, 400);
 

@@ -6,6 +6,9 @@ import { isTerminalRun } from "../domain/states";
 import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
 import type { ApiDeps } from "./deps";
 
+/** Issue (label trigger), AgentSessionEvent (delegation), Comment (recognised as Lisa's own). */
+const HANDLED = ["Issue", "AgentSessionEvent", "Comment"];
+
 /**
  * `POST /webhooks/linear`: signature over the raw body and the signed timestamp (±60 s) checked by
  * @linear/sdk's webhook client; fails closed without a secret; dedupes on `Linear-Delivery`.
@@ -13,12 +16,6 @@ import type { ApiDeps } from "./deps";
  */
 export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response> {
 	const raw = Buffer.from(await c.req.arrayBuffer());
-	let payload: LinearIssueEvent & AgentSessionEvent;
-	try {
-		payload = JSON.parse(raw.toString("utf8"));
-	} catch {
-		return c.json({ error: "body is not valid JSON" }, 400);
-	}
 	const secret = deps.settings.linear.webhookSecret;
 	if (!secret)
 		return c.json({ error: "LINEAR_WEBHOOK_SECRET is not set: Linear webhooks are refused" }, 401);
@@ -27,8 +24,15 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	try {
 		new LinearWebhookClient(secret).verify(raw, signature);
 	} catch (err) {
+		// The client reads the signed timestamp after the signature matched: a JSON error means the
+		// body is authentic but malformed.
+		if (err instanceof SyntaxError) return c.json({ error: "body is not valid JSON" }, 400);
 		return c.json({ error: (err as Error).message }, 401);
 	}
+	const payload = JSON.parse(raw.toString("utf8")) as LinearIssueEvent & AgentSessionEvent;
+	// Answered without the config, so a tracker is never told to retry an event Lisa never wants.
+	if (!HANDLED.includes(payload?.type ?? ""))
+		return ignored(c, `${payload?.type ?? "unknown"} events are not handled`);
 
 	const { config, answer } = configOr503(c, deps);
 	if (!config) return answer;

@@ -10,18 +10,31 @@ import type { ApiDeps } from "./deps";
 const listQuery = z.object({
 	status: z.enum(RUN_STATUSES).optional(),
 	source: z.enum(SOURCES).optional(),
-	limit: z.coerce.number().int().min(1).max(100).default(20),
+	limit: z.coerce
+		.number()
+		.int()
+		.min(1)
+		.default(20)
+		.transform((n) => Math.min(n, 100)),
 	cursor: z.string().optional(),
 });
 
 const pageQuery = z.object({
-	limit: z.coerce.number().int().min(1).max(500).default(100),
+	limit: z.coerce
+		.number()
+		.int()
+		.min(1)
+		.default(100)
+		.transform((n) => Math.min(n, 500)),
 	cursor: z.string().optional(),
 });
 
 const startBody = z.object({
 	source: z.enum(SOURCES).optional(),
-	issue: z.string().trim().min(1, "issue is required: an id, key (ENG-123) or URL"),
+	issue: z
+		.union([z.string(), z.number()], { error: "issue is required: an id, key (ENG-123) or URL" })
+		.transform((v) => String(v).trim())
+		.pipe(z.string().min(1, "issue is required: an id, key (ENG-123) or URL")),
 });
 
 /** What the API shows of a run: no config snapshot, no issue text. */
@@ -87,10 +100,25 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		}
 	});
 
-	api.post("/runs", zValidator("json", startBody, validationError), async (c) => {
-		const body = c.req.valid("json");
+	// The body is read as JSON whatever its Content-Type (`curl -d` sends a form type).
+	api.post("/runs", async (c) => {
+		let raw: unknown;
+		try {
+			raw = JSON.parse(await c.req.text());
+		} catch {
+			return c.json({ error: "body is not valid JSON" }, 400);
+		}
+		const parsed = startBody.safeParse(raw);
+		if (!parsed.success) return validationError(parsed, c) as Response;
+		const body = parsed.data;
 		const state = deps.config();
-		const source = body.source ?? (state.status === "ok" ? state.config.source : undefined);
+		const configured = state.status === "ok" ? state.config.source : undefined;
+		if (body.source && configured && body.source !== configured)
+			return c.json(
+				{ error: `source ${body.source} is not the configured source (${configured})` },
+				400,
+			);
+		const source = body.source ?? configured;
 		if (!source)
 			return c.json(
 				{ error: `no source given and no usable config (${state.status} ${state.file})` },

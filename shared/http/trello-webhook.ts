@@ -73,19 +73,6 @@ export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const own = await ownActorAnswer(c, deps, "trello", verdict.actorId);
 	if (own) return own;
 
-	if (verdict.needsLabel) {
-		// A move carries no labels: read the card (one GET) to see whether it is Lisa's.
-		try {
-			const card = await deps.tracker("trello").fetchIssue(verdict.cardId);
-			if (!card.labels?.some((l) => sameName(l, sc.label)))
-				return ignored(c, `${verdict.why} without label "${sc.label}"`);
-		} catch (err) {
-			if (err instanceof TrackerError && !err.transient) return ignored(c, err.message);
-			if (err instanceof NotConfigured) return c.json({ error: err.message }, 503);
-			deps.log.error({ err }, "cannot read the Trello card");
-			return c.json({ error: "cannot read the card right now; retry later" }, 503);
-		}
-	}
 	return acceptDelivery(c, deps, {
 		source: "trello",
 		deliveryId: actionId,

@@ -4,6 +4,9 @@ import { planSchema } from "../domain/plan";
 
 // Queue messages (DESIGN §8). Every message is validated on both ends.
 
+/** A link shown to people (dashboard, tracker): http(s) only, never javascript: or data:. */
+const webUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+
 export const runRequestedSchema = z.object({
 	type: z.literal("run.requested"),
 	source: z.enum(SOURCES),
@@ -28,7 +31,7 @@ export const stepFinishedSchema = z.object({
 	attempt: z.number().int().min(1),
 	outcome: z.enum(["succeeded", "failed"]),
 	branch: z.string().optional(),
-	prUrl: z.string().optional(),
+	prUrl: webUrl.optional(),
 	error: z.string().optional(),
 	transient: z.boolean().optional(),
 	provider: z.string().optional(),
@@ -61,7 +64,7 @@ export type SessionPrompted = z.infer<typeof sessionPromptedSchema>;
 export const pullRequestClosedSchema = z.object({
 	type: z.literal("pr.closed"),
 	runId: z.string().min(1),
-	prUrl: z.string().min(1),
+	prUrl: webUrl,
 	merged: z.boolean(),
 	at: z.string(),
 	by: z.string().optional(),

@@ -366,13 +366,15 @@ export class DynamoStore {
 		indexKeys: string[],
 		map: (item: Record<string, unknown>) => T,
 	): Promise<Page<T>> {
+		// One item past the limit tells whether there is a next page, so a page that ends exactly at
+		// the last item has no cursor.
 		const items: Record<string, unknown>[] = [];
 		let start = decodeCursor(cursor);
-		for (let pages = 0; pages < 10 && items.length < limit; pages++) {
+		for (let pages = 0; pages < 10 && items.length <= limit; pages++) {
 			const out = await this.doc.send(
 				new QueryCommand({
 					...input,
-					Limit: limit - items.length + (input.FilterExpression ? 20 : 0),
+					Limit: limit + 1 - items.length + (input.FilterExpression ? 20 : 0),
 					ExclusiveStartKey: start,
 				}),
 			);
@@ -382,11 +384,13 @@ export class DynamoStore {
 		}
 		const page = items.slice(0, limit);
 		const last = page[page.length - 1];
+		// More than a page matched, or the page cap stopped a filtered read before the end (then an
+		// empty page still carries where to go on).
 		const more = items.length > limit || start !== undefined;
-		const nextCursor =
-			more && last
-				? encodeCursor(Object.fromEntries(["pk", "sk", ...indexKeys].map((k) => [k, last[k]])))
-				: undefined;
+		const position = last
+			? Object.fromEntries(["pk", "sk", ...indexKeys].map((k) => [k, last[k]]))
+			: start;
+		const nextCursor = more && position ? encodeCursor(position) : undefined;
 		return { items: page.map(map), nextCursor };
 	}
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../shared/http/app";
+import { NotConfigured } from "../../shared/trackers/tracker";
 import { issueWebhook, linearHeaders, signLinear } from "../doubles/linear/webhook";
 import { branches, git } from "../support/git";
 import { type ApiRun, createWorld, WEBHOOK_SECRET, type World } from "../support/world";
@@ -281,6 +282,9 @@ describe("webhook intake", () => {
 			await statusOf(huge, linearHeaders(huge, WEBHOOK_SECRET)),
 		];
 		expect(results).toEqual([401, 401, 401, 401, 400, 413]);
+		// Authentication comes first: a malformed body that is not signed is refused, not parsed.
+		const { "linear-signature": __, ...unsigned } = linearHeaders(malformed, WEBHOOK_SECRET);
+		expect(await statusOf(malformed, unsigned)).toBe(401);
 		expect(await stack.deps.store.runsOfIssue("linear", issue.id)).toEqual([]);
 	});
 
@@ -305,6 +309,58 @@ describe("webhook intake", () => {
 		expect(await ownRes.json()).toEqual({ ignored: "the event was caused by Lisa itself" });
 		expect(await w.stack?.deps.store.runsOfIssue("linear", labelled.id)).toEqual([]);
 	});
+
+	it("answers an irrelevant event type with the reason even before Lisa is configured", async () => {
+		const stack = w.stack;
+		if (!stack) throw new Error("no stack");
+		const unconfigured = createApp({
+			...stack.deps,
+			config: () => ({ status: "missing", file: "nowhere.yaml" }),
+		});
+		const comment = JSON.stringify({
+			type: "Reaction",
+			action: "create",
+			data: { id: "r1", emoji: "+1" },
+			webhookTimestamp: Date.now(),
+		});
+		const res = await unconfigured.request("/webhooks/linear", {
+			method: "POST",
+			body: comment,
+			headers: linearHeaders(comment, WEBHOOK_SECRET),
+		});
+		expect(res.status).toBe(200);
+		expect(await res.json()).toEqual({ ignored: "Reaction events are not handled" });
+		const issue = w.issue("Before the config exists");
+		const body = w.createdWebhook(issue);
+		const trigger = await unconfigured.request("/webhooks/linear", {
+			method: "POST",
+			body,
+			headers: linearHeaders(body, WEBHOOK_SECRET),
+		});
+		expect(trigger.status).toBe(503);
+	});
+
+	it("accepts a trigger when the tracker key is missing, and the run says what is missing", async () => {
+		const stack = w.stack;
+		if (!stack) throw new Error("no stack");
+		const keyless = createApp({
+			...stack.deps,
+			tracker: () => {
+				throw new NotConfigured("LINEAR_API_KEY is not set");
+			},
+		});
+		const issue = w.issue("No key yet");
+		const body = w.createdWebhook(issue);
+		const res = await keyless.request("/webhooks/linear", {
+			method: "POST",
+			body,
+			headers: linearHeaders(body, WEBHOOK_SECRET),
+		});
+		expect(res.status).toBe(202);
+		// The pipeline itself has the key, so this run completes; the API did not refuse it.
+		const { runId } = (await res.json()) as { runId: string };
+		expect((await w.waitForRun(runId)).status).toBe("succeeded");
+	});
 });
 
 describe("runs API", () => {
@@ -328,6 +384,17 @@ describe("runs API", () => {
 		expect(failed.body.runs.every((r) => r.status === "failed")).toBe(true);
 		expect((await w.api("/api/runs?status=bogus")).status).toBe(400);
 		expect((await w.api("/api/runs/NOPE")).status).toBe(404);
+		// Every authentication failure is 401, a malformed header included.
+		for (const authorization of ["Basic abc", "Bearer", "not-even-a-scheme"])
+			expect((await fetch(`${w.url()}/api/runs`, { headers: { authorization } })).status).toBe(401);
+		// Following cursors ends with null, also when the last page is exactly full.
+		const all = (await w.api<{ runs: ApiRun[] }>("/api/runs?limit=100")).body.runs.length;
+		const exact = await w.api<{ runs: ApiRun[]; nextCursor: string | null }>(
+			`/api/runs?limit=${all}`,
+		);
+		expect(exact.body.runs).toHaveLength(all);
+		expect(exact.body.nextCursor).toBeNull();
+		expect((await w.api<{ runs: ApiRun[] }>("/api/runs?limit=1000")).status).toBe(200);
 		const stats = await w.api<{ counts: Record<string, number>; successRate: number }>(
 			"/api/stats",
 		);
@@ -359,5 +426,60 @@ describe("runs API", () => {
 		});
 		const failed = await w.waitForRun(missing.body.id);
 		expect(failed).toMatchObject({ status: "failed", error: "Linear issue ENG-999 was not found" });
+	});
+
+	it("takes an issue URL, any Content-Type, and refuses another source than the configured one", async () => {
+		const issue = w.issue("Started by URL");
+		// curl -d sends a form content type; the body is still JSON.
+		const res = await fetch(`${w.url()}/api/runs`, {
+			method: "POST",
+			headers: {
+				authorization: `Bearer ${w.stack?.apiToken}`,
+				"content-type": "application/x-www-form-urlencoded",
+			},
+			body: JSON.stringify({ source: "linear", issue: issue.url }),
+		});
+		expect(res.status).toBe(202);
+		const run = await w.waitForRun(((await res.json()) as { id: string }).id);
+		expect(run).toMatchObject({ status: "succeeded", issueId: issue.id });
+		const other = await w.api<{ error: string }>("/api/runs", {
+			method: "POST",
+			body: JSON.stringify({ source: "trello", issue: "abc" }),
+		});
+		expect(other).toEqual({
+			status: 400,
+			body: { error: "source trello is not the configured source (linear)" },
+		});
+		const garbage = await w.api<{ error: string }>("/api/runs", { method: "POST", body: "{" });
+		expect(garbage.status).toBe(400);
+	});
+
+	it("retries a finished run as a new run, and cancels a running one", async () => {
+		const issue = w.issue("Try again", "lisa-fake: exit=5");
+		const first = (await (await w.sendWebhook(w.createdWebhook(issue))).json()) as {
+			runId: string;
+		};
+		expect((await w.waitForRun(first.runId)).status).toBe("failed");
+		const retry = await w.api<{ id: string; retryOf: string }>(`/api/runs/${first.runId}/retry`, {
+			method: "POST",
+		});
+		expect(retry.status).toBe(202);
+		expect(retry.body.retryOf).toBe(first.runId);
+		const again = await w.waitForRun(retry.body.id);
+		expect(again).toMatchObject({ status: "failed", trigger: "retry", issueId: issue.id });
+
+		const slow = w.issue("Cancel me", "lisa-fake: sleep=30");
+		const started = (await (await w.sendWebhook(w.createdWebhook(slow))).json()) as {
+			runId: string;
+		};
+		await w.waitForRun(started.runId, (r) => r.steps[0]?.status === "running");
+		expect((await w.api(`/api/runs/${started.runId}/retry`, { method: "POST" })).status).toBe(409);
+		const cancel = await w.api(`/api/runs/${started.runId}/cancel`, { method: "POST" });
+		expect(cancel.status).toBe(202);
+		const cancelled = await w.waitForRun(started.runId);
+		expect(cancelled).toMatchObject({ status: "cancelled", error: "cancelled through the API" });
+		expect(cancelled.steps[0]?.status).toBe("cancelled");
+		expect(w.linear.stateName(slow)).toBe("Todo");
+		expect((await w.api(`/api/runs/${started.runId}/cancel`, { method: "POST" })).status).toBe(409);
 	});
 });

@@ -165,7 +165,7 @@ describe("Trello deliveries", () => {
 			labels: ["lisa"],
 		});
 		const answers = [
-			human.moveCard(unlabelled, "Todo"),
+			human.moveCard(unlabelled, "In Progress"),
 			human.addLabel(other, "bug"),
 			human.moveCard(other, "Merged"),
 			human.comment(other, "what about this?"),
@@ -173,13 +173,23 @@ describe("Trello deliveries", () => {
 		const responses = [];
 		for (const a of answers) responses.push((await deliveryOf(a?.id)).response);
 		expect(responses).toEqual([
-			{ ignored: 'moved to "Todo" without label "lisa"' },
+			{ ignored: 'moved to "In Progress", not "Todo"' },
 			{ ignored: 'label "bug" is not "lisa"' },
 			{ ignored: 'moved to "Merged", not "Todo"' },
 			{ ignored: 'commentCard is neither label "lisa" added nor a move into "Todo"' },
 		]);
 		expect(await runsOf(unlabelled)).toEqual([]);
 		expect(await runsOf(other)).toEqual([]);
+	});
+
+	it("starts a run for a card moved into pick_from, label or not (DESIGN §7)", async () => {
+		const card = w.trello.store.addCard(board().id, "In Review", { name: "Moved without a label" });
+		const moved = w.trello.human().moveCard(card, "Todo");
+		const delivery = await deliveryOf(moved?.id);
+		expect(delivery.status).toBe(202);
+		const run = await w.waitForRun((delivery.response as { runId: string }).runId);
+		expect(run.status).toBe("succeeded");
+		expect(w.trello.store.listName(card)).toBe("In Review");
 	});
 
 	it("rejects bad signatures (including one made for the Host-header URL) and fails closed without a secret", async () => {

@@ -47,6 +47,9 @@ export async function startStackProcess(env: NodeJS.ProcessEnv): Promise<StackPr
 	const token = (
 		await readFile(path.join(env.LISA_DATA_DIR as string, "api-token"), "utf8")
 	).trim();
+	// The banner names the token it generated (issue 2: URL, API token and webhook URLs).
+	if (!out.includes(`API token:     ${token}`) || !out.includes("/webhooks/linear"))
+		throw new Error(`the banner does not show the API token and webhook URLs:\n${out}`);
 	return {
 		url,
 		token,

@@ -85,6 +85,7 @@ export interface ApiRun {
 	}[];
 	tracker: Record<string, boolean>;
 	waitingSince?: string;
+	trigger?: string;
 	links: { dashboard: string };
 }
 

@@ -124,6 +124,13 @@ export const agentLink = new sst.Linkable(LINK.agent, {
 		sst.aws.permission({
 			actions: ["iam:PassRole"],
 			resources: [agent.nodes.taskRole.arn, agent.nodes.executionRole.arn],
+			conditions: [
+				{
+					test: "StringEquals",
+					variable: "iam:PassedToService",
+					values: ["ecs-tasks.amazonaws.com"],
+				},
+			],
 		}),
 	],
 });

@@ -1,7 +1,9 @@
 // Secret redaction for everything that leaves a process as text: events, logs, output tails.
 
 const TOKEN_PATTERNS: RegExp[] = [
-	/\blin_(?:api|whs|oauth)_[A-Za-z0-9]{16,}\b/g, // Linear API keys and webhook secrets
+	/\blin_(?:api|wh|whs|oauth)_[A-Za-z0-9]{16,}\b/g, // Linear API keys and webhook secrets
+	/\blisa_(?=[A-Za-z0-9_-]*[A-Z0-9])[A-Za-z0-9_-]{32,}/g, // Lisa API tokens (not snake_case names)
+	/\bATTA[A-Za-z0-9]{32,}\b/g, // Trello tokens
 	/\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g, // GitHub tokens
 	/\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
 	/\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b/g, // Anthropic / OpenAI keys
@@ -19,6 +21,8 @@ const ASSIGNMENT =
 	/\b([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY))(\s*[=:]\s*)(["']?)[^\s"']{8,}/gi;
 
 const MIN_SECRET_LENGTH = 8;
+const PEM_BEGIN = /-----BEGIN [A-Z ]*PRIVATE KEY-----/g;
+const PEM_END = /-----END [A-Z ]*PRIVATE KEY-----/;
 
 /** Replaces token-shaped strings and the given secret values with `[redacted]`. */
 export function redact(text: string, secrets: readonly string[] = []): string {
@@ -36,10 +40,63 @@ export function headTail(text: string, max: number): string {
 	return `${text.slice(0, half)}\n… [${elided} characters elided] …\n${text.slice(-half)}`;
 }
 
-/** The last `max` characters, cut at a line start when possible. */
+/**
+ * The last `max` characters, cut at a line start when possible. Cut inside a line, it drops the
+ * word the cut went through, which could be the end of a token too short to recognise alone.
+ */
 export function tail(text: string, max: number): string {
 	if (text.length <= max) return text;
 	const cut = text.slice(-max);
 	const nl = cut.indexOf("\n");
-	return nl >= 0 && nl < max / 4 ? cut.slice(nl + 1) : cut;
+	if (nl >= 0 && nl < max / 4) return cut.slice(nl + 1);
+	return /\s/.test(text[text.length - max - 1] ?? "") ? cut : `…${cut.replace(/^\S+/, "")}`;
+}
+
+/**
+ * Redaction of a stream that is shown in pieces (an agent's output, every 30 s): a secret split
+ * between two pieces would pass in halves, so the last, unfinished line is held back until it ends
+ * (up to `maxHeld` characters, then cut after its last whitespace), and a private key that began in
+ * an earlier piece stays redacted up to its END line.
+ */
+export class StreamRedactor {
+	private held = "";
+	private inKey = false;
+
+	constructor(
+		private readonly secrets: readonly string[],
+		private readonly maxHeld = 4096,
+	) {}
+
+	/** What of the stream so far can be shown, redacted. */
+	push(chunk: string): string {
+		const text = this.held + chunk;
+		let cut = text.lastIndexOf("\n") + 1;
+		if (text.length - cut > this.maxHeld) {
+			const space = Math.max(text.lastIndexOf(" "), text.lastIndexOf("\t"));
+			cut = space >= cut && text.length - space - 1 <= this.maxHeld ? space + 1 : text.length;
+		}
+		this.held = text.slice(cut);
+		return this.redact(text.slice(0, cut));
+	}
+
+	/** The rest, when the stream has ended. */
+	end(): string {
+		const rest = this.held;
+		this.held = "";
+		return this.redact(rest);
+	}
+
+	private redact(text: string): string {
+		let out = text;
+		if (this.inKey) {
+			const end = PEM_END.exec(out);
+			if (!end) return out ? "[redacted]" : "";
+			out = `[redacted]${out.slice(end.index + end[0].length)}`;
+			this.inKey = false;
+		}
+		const begins = [...out.matchAll(PEM_BEGIN)];
+		const last = begins[begins.length - 1];
+		if (last?.index !== undefined && !PEM_END.test(out.slice(last.index))) this.inKey = true;
+		return redact(out, this.secrets);
+	}
 }

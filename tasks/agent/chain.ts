@@ -7,6 +7,7 @@ import {
 import { redact } from "../../shared/domain/redact";
 import { StepFailure } from "./failure";
 import type { Heartbeat } from "./heartbeat";
+import type { AgentUser } from "./identity";
 import { PROVIDERS } from "./providers";
 import { agentEnv, type Provider } from "./providers/provider";
 import { supervise } from "./supervise";
@@ -24,6 +25,8 @@ export interface ChainContext {
 	timeline: Timeline;
 	/** Files for the agent that must not be committed (a long prompt). */
 	scratchDir: string;
+	/** The agent's own user, when the task has one. */
+	user?: AgentUser;
 }
 
 /** One model's run: where, with what prompt, and how to see it is active. */
@@ -58,7 +61,8 @@ export async function runChain(
 		const provider = PROVIDERS[m.provider];
 		const env = agentEnv(m.provider, ctx.env);
 		const next = ctx.models[i + 1]?.spec;
-		if (!(await provider.isAvailable(env, m.model))) {
+		ctx.heartbeat.check();
+		if (!(await provider.isAvailable(env, m.model, ctx.user))) {
 			const reason = `${m.provider} is not installed or not in PATH`;
 			attempts.push({ spec: m.spec, reason, transient: true });
 			await ctx.timeline.add("agent.unavailable", `${reason}${next ? `; trying ${next}` : ""}`, {
@@ -86,6 +90,7 @@ export async function runChain(
 					signal: io.signal,
 					nativeWorktree: turn.nativeWorktree,
 					scratchDir: ctx.scratchDir,
+					user: ctx.user,
 				}),
 			{
 				staleMs: ctx.staleSeconds * 1000,
@@ -93,8 +98,10 @@ export async function runChain(
 				timeline: ctx.timeline,
 				label: m.spec,
 				probe: turn.probe,
+				secrets: ctx.secrets,
 			},
 		);
+		ctx.heartbeat.check();
 		if (result.timedOut || (!result.ok && Date.now() >= ctx.deadlineAt)) throw timedOut(ctx);
 		if (result.ok) {
 			await ctx.timeline.add("agent.finished", `${m.spec} finished`, { provider: m.spec });
@@ -108,11 +115,15 @@ export async function runChain(
 			`${reason}${verdict.transient && next ? `\n(transient: trying ${next})` : ""}`,
 			{ provider: m.spec, transient: verdict.transient },
 		);
-		if (!verdict.transient) throw new StepFailure(reason, false, "agent");
+		if (!verdict.transient)
+			throw new StepFailure(reason, false, "agent", `${m.spec} ${exitText(result.exitCode)}`);
 		await hooks.reset();
 	}
 	throw new StepFailure(exhaustedError(attempts), true, "agent");
 }
+
+const exitText = (code: number | null) =>
+	code === null ? "was killed" : `exited with code ${code}`;
 
 function timedOut(ctx: ChainContext): StepFailure {
 	return new StepFailure(`step timed out after ${ctx.timeoutMinutes} minutes`, false, "timeout");

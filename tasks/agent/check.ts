@@ -1,14 +1,18 @@
 import type { RepoConfig } from "../../shared/config/schema";
 import { gateProblems } from "../../shared/domain/gates";
+import { gateLesson } from "../../shared/domain/guardrails";
 import type { Problem } from "../../shared/domain/prompt";
 import { describeFailure, runCommands } from "./commands";
 import { StepFailure } from "./failure";
+import type { AgentUser } from "./identity";
 import { readManifest } from "./manifest";
 import type { Timeline } from "./timeline";
 import type { Work, Workspace } from "./workspace";
 
 export interface CheckProblem extends Problem {
 	kind: "gate" | "validation";
+	/** The problem in Lisa's words only, for the repo's guardrails. */
+	lesson: string;
 }
 
 const lastLines = (text: string, n = 10) => text.trim().split("\n").slice(-n).join("\n");
@@ -25,8 +29,7 @@ export async function check(
 	ws: Workspace,
 	work: Work,
 	repo: RepoConfig,
-	env: NodeJS.ProcessEnv,
-	deadlineAt: number,
+	run: { env: NodeJS.ProcessEnv; deadlineAt: number; user?: AgentUser; signal?: AbortSignal },
 	timeline: Timeline,
 ): Promise<CheckProblem[]> {
 	const commitsAhead = await ws.commitsAhead(work);
@@ -42,16 +45,16 @@ export async function check(
 		allowWorkflowChanges: repo.allow_workflow_changes,
 		baseBranch: repo.base_branch,
 	});
-	if (gates.length) return gates.map((g) => ({ kind: "gate", summary: g.message }));
+	if (gates.length)
+		return gates.map((g) => ({ kind: "gate", summary: g.message, lesson: gateLesson(g.gate) }));
 	if (!repo.validate.length) return [];
-	const failure = await runCommands(repo.validate, { cwd: work.dir, env, deadlineAt });
-	if (Date.now() >= deadlineAt)
+	const failure = await runCommands(repo.validate, { cwd: work.dir, ...run });
+	if (Date.now() >= run.deadlineAt)
 		throw new StepFailure("step timed out during validation", false, "timeout");
 	if (!failure) {
 		await timeline.add("validation.passed", `validate passed: ${repo.validate.join(" && ")}`);
 		return [];
 	}
-	return [
-		{ kind: "validation", summary: describeFailure("validate", failure), output: failure.output },
-	];
+	const summary = describeFailure("validate", failure);
+	return [{ kind: "validation", summary, output: failure.output, lesson: summary }];
 }

@@ -1,8 +1,10 @@
 import { tail } from "../../shared/domain/redact";
+import type { AgentUser } from "./identity";
 import { runProcess } from "./process";
 
 // The repo's `setup` and `validate` commands: strings from the team's config (never from the issue),
-// each run by `bash -c` in the worktree with the plain command environment, no credentials.
+// each run by `bash -c` in the worktree with the plain command environment, no credentials, as the
+// agent's user (they run what the agent wrote).
 
 export interface CommandFailure {
 	command: string;
@@ -27,6 +29,9 @@ export async function runCommands(
 		 * for the caller to stop when the step ends.
 		 */
 		background?: number[];
+		user?: AgentUser;
+		/** Aborting kills the running command. */
+		signal?: AbortSignal;
 	},
 ): Promise<CommandFailure | undefined> {
 	for (const command of commands) {
@@ -37,6 +42,8 @@ export async function runCommands(
 			timeoutMs,
 			onOutput: opts.onOutput,
 			keepBackground: opts.background !== undefined,
+			user: opts.user,
+			signal: opts.signal,
 		});
 		if (r.pid !== undefined) opts.background?.push(r.pid);
 		if (r.code !== 0 || r.timedOut)

@@ -1,16 +1,34 @@
 #!/bin/sh
-# The agent container's entrypoint. GITHUB_TOKEN reaches the task on file descriptor 3 instead of
-# its environment: a process's initial environment stays readable in /proc/<pid>/environ by every
-# process of the same user, the agent CLI included. exec replaces this shell, so no process keeps
-# the token in its environment; the task reads the descriptor and closes it before any agent runs.
+# The agent container's entrypoint. The secrets (GITHUB_TOKEN, the agents' keys, AWS credentials:
+# every variable named *KEY, *TOKEN, *SECRET, *PASSWORD or AWS_CONTAINER_CREDENTIALS_*_URI) reach the
+# task on file descriptor 3, as one JSON object, instead of its environment: a process's initial
+# environment stays readable in /proc/<pid>/environ, and exec makes the task PID 1. The task reads
+# the descriptor and closes it before any agent runs. What keeps the agent out of the task's
+# environment and memory is that it runs as another user (LISA_AGENT_UID); this is a second layer.
 set -eu
 main="$(dirname "$0")/agent.mjs"
-if [ -n "${GITHUB_TOKEN:-}" ]; then
-	token=$GITHUB_TOKEN
-	unset GITHUB_TOKEN
-	export LISA_GITHUB_TOKEN_FD=3
-	exec node "$main" 3<<EOF
-$token
-EOF
+handoff=$(node -e '
+const names = Object.keys(process.env).filter(
+	(k) =>
+		/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) &&
+		/(KEY|TOKEN|SECRET|PASSWORD|^AWS_CONTAINER_CREDENTIALS_(RELATIVE|FULL)_URI)$/.test(k),
+);
+console.log(names.join(" "));
+console.log(JSON.stringify(Object.fromEntries(names.map((k) => [k, process.env[k]]))));
+')
+{
+	read -r names
+	read -r secrets
+} <<HANDOFF
+$handoff
+HANDOFF
+if [ -z "$names" ]; then
+	exec node "$main"
 fi
-exec node "$main"
+for name in $names; do
+	unset "$name"
+done
+export LISA_SECRETS_FD=3
+exec node "$main" 3<<SECRETS
+$secrets
+SECRETS

@@ -1,6 +1,6 @@
 import type { LisaConfig, RepoConfig } from "../../shared/config/schema";
 import { parseModelSpec } from "../../shared/domain/fallback";
-import type { Guardrail } from "../../shared/domain/guardrails";
+import { freshGuardrails, type Guardrail } from "../../shared/domain/guardrails";
 import { conventionalTitle, prBody } from "../../shared/domain/pr-body";
 import {
 	buildImplementPrompt,
@@ -25,6 +25,7 @@ import { describeFailure, runCommands, stopBackground } from "./commands";
 import { StepFailure } from "./failure";
 import { Git, gitEnv } from "./git";
 import type { Heartbeat } from "./heartbeat";
+import { type AgentUser, stopAgentProcesses } from "./identity";
 import { type ImplementContext, implement } from "./implement";
 import { readManifest } from "./manifest";
 import { commandEnv } from "./providers/provider";
@@ -65,6 +66,8 @@ export interface Attempt {
 	heartbeat: Heartbeat;
 	timeline: Timeline;
 	lessons: Lesson[];
+	/** The agent's own user (LISA_AGENT_*), when the task has one. */
+	user?: AgentUser;
 }
 
 interface Resolved {
@@ -116,6 +119,7 @@ export async function execute(
 	const git = new Git(
 		gitEnv(a.deps.env),
 		a.deps.githubToken ? { token: a.deps.githubToken, url: s.repo.url } : undefined,
+		a.user,
 	);
 	const ws = new Workspace(git, a.req.workspace, s.repo.url, s.repo.base_branch, s.branch);
 	await ws.prepare().catch((err) => {
@@ -125,9 +129,11 @@ export async function execute(
 			"checkout",
 		);
 	});
+	a.heartbeat.check();
 	const background: number[] = [];
 	try {
 		const { work, provider } = await implementAndCheck(a, s, ws, background);
+		await stopAgent(a);
 		const prUrl = await publish(a, s, ws, work);
 		return { branch: s.branch, prUrl, provider };
 	} finally {
@@ -142,11 +148,19 @@ async function implementAndCheck(
 	ws: Workspace,
 	background: number[],
 ): Promise<{ work: Work; provider: string }> {
-	const { deps, req, timeline } = a;
+	const { deps, timeline } = a;
 	const { repo, deadlineAt } = s;
 	const limits = s.config.limits;
-	const env = commandEnv(deps.env);
-	const guardrails = await deps.store.guardrails(repo.name).catch(() => []);
+	const commands = {
+		env: commandEnv(deps.env),
+		deadlineAt,
+		user: a.user,
+		signal: a.heartbeat.signal,
+	};
+	const guardrails = freshGuardrails(
+		await deps.store.guardrails(repo.name).catch(() => []),
+		Date.now(),
+	);
 	const setUp = new Set<string>();
 	let retry: RetryContext | undefined;
 	const ctx: ImplementContext = {
@@ -160,10 +174,12 @@ async function implementAndCheck(
 		nativeWorktree: repo.native_worktree === true,
 		heartbeat: a.heartbeat,
 		timeline,
+		user: a.user,
 		async setup(dir) {
 			if (setUp.has(dir) || !repo.setup.length) return;
 			setUp.add(dir);
-			const failure = await runCommands(repo.setup, { cwd: dir, env, deadlineAt, background });
+			const failure = await runCommands(repo.setup, { cwd: dir, background, ...commands });
+			a.heartbeat.check();
 			if (failure)
 				throw new StepFailure(
 					`${describeFailure("setup", failure)}: ${failure.output.trim().split("\n").slice(-10).join("\n")}`,
@@ -186,8 +202,7 @@ async function implementAndCheck(
 				retry,
 			}),
 	};
-	const validation = (v: NonNullable<Step["validation"]>) =>
-		deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, { validation: v });
+	const validation = (v: NonNullable<Step["validation"]>) => a.heartbeat.write({ validation: v });
 
 	const maxRuns = 1 + limits.max_validation_retries;
 	let work: Work | undefined;
@@ -195,19 +210,24 @@ async function implementAndCheck(
 	for (let n = 1; ; n++) {
 		const done = await implement(ctx, from, work);
 		({ index: from, work } = done);
-		await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
+		await a.heartbeat.write({
 			provider: done.spec,
 			validation: { agentRuns: n, status: "checking" },
 		});
 		await ctx.setup(work.dir);
-		const problems = await check(ws, work, repo, env, deadlineAt, timeline);
+		const problems = await check(ws, work, repo, commands, timeline);
+		a.heartbeat.check();
 		if (!problems.length) {
 			await validation({ agentRuns: n, status: "passed" });
 			return { work, provider: done.spec };
 		}
 		const failure = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
 		const text = problemsText(problems);
-		a.lessons.push({ failure, summary: text, provider: done.spec });
+		a.lessons.push({
+			failure,
+			summary: problems.map((p) => p.lesson).join("; "),
+			provider: done.spec,
+		});
 		const final = n >= maxRuns;
 		const summary = problems.map((p) => p.summary).join("; ");
 		await validation({
@@ -226,9 +246,30 @@ async function implementAndCheck(
 	}
 }
 
-/** Pushes the work to the step's branch and opens (or updates) its pull request. */
+/**
+ * With an agent user: kills every process of that user (a `setsid` watcher survives the process
+ * groups), so nothing the agent started is alive while the task pushes with the token.
+ */
+export async function stopAgent(a: Attempt): Promise<void> {
+	if (!a.user) return;
+	const pids = await stopAgentProcesses(a.user);
+	if (pids.length)
+		await a.timeline.add(
+			"agent.processes_stopped",
+			`stopped ${pids.length} process${pids.length === 1 ? "" : "es"} the agent left running`,
+			{ pids },
+		);
+}
+
+/**
+ * Pushes the work to the step's branch and opens (or updates) its pull request, once a heartbeat
+ * written now confirms the step is still this attempt's. The manifest's title and body are the
+ * agent's words: redacted like everything else that leaves the task.
+ */
 async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Promise<string> {
 	const manifest = await readManifest(work.manifestDir);
+	const secrets = a.deps.secrets;
+	await a.heartbeat.confirm();
 	await ws.push(work).catch((err) => {
 		throw new StepFailure(
 			`push failed: ${(err as Error).message}`,
@@ -237,7 +278,7 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 		);
 	});
 	await a.timeline.add("publish.pushed", `pushed ${s.branch}`);
-	const { runId, stepIndex, attempt } = a.req;
+	const { runId, stepIndex } = a.req;
 	const octokit = codeHost(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
 	const related = s.step.order ? await siblingPrs(a.deps.store, runId, stepIndex) : [];
 	let pr: { url: string; created: boolean };
@@ -246,9 +287,9 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 			slug: s.repo.slug,
 			head: s.branch,
 			base: s.repo.base_branch,
-			title: conventionalTitle(manifest.prTitle),
+			title: conventionalTitle(redact(manifest.prTitle, secrets)),
 			body: prBody({
-				body: manifest.prBody,
+				body: redact(manifest.prBody, secrets),
 				issueUrl: s.issue.url,
 				issueKey: s.issue.key,
 				runId: a.run.runId,
@@ -269,7 +310,7 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 	});
 	if (s.step.order) {
 		// Recorded at once so a sibling publishing in parallel links this PR too.
-		await a.deps.store.updateStepFields(runId, stepIndex, attempt, { prUrl: pr.url });
+		await a.heartbeat.write({ prUrl: pr.url });
 		const others = await siblingPrs(a.deps.store, runId, stepIndex);
 		await linkRelated(octokit, [...others, { repo: s.repo.name, url: pr.url }], a.timeline);
 	}

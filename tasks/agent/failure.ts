@@ -10,14 +10,27 @@ export type FailureKind =
 	| "publish"
 	| "plan";
 
-/** A failure with the text to report and whether another attempt could succeed. */
+/**
+ * A failure with the text to report and whether another attempt could succeed. `lesson`: the same
+ * failure in Lisa's own words only (no output of the agent or its commands), for the repo's
+ * guardrails; a failure without one teaches nothing.
+ */
 export class StepFailure extends Error {
 	constructor(
 		message: string,
 		readonly transient: boolean,
 		readonly kind: FailureKind = "agent",
+		readonly lesson?: string,
 	) {
 		super(message);
 		this.name = "StepFailure";
+	}
+}
+
+/** The step is no longer this attempt's (a write of it was refused): stop, push nothing, report nothing. */
+export class Superseded extends Error {
+	constructor() {
+		super("the step is no longer this attempt's");
+		this.name = "Superseded";
 	}
 }

@@ -1,9 +1,12 @@
+import type { AgentUser } from "./identity";
 import { type ProcessResult, runProcess } from "./process";
 
 // Git through argv arrays. A token reaches git only in commands that talk to the remote, through a
 // credential helper reading the git process's own environment: never the remote URL, the agent's
 // environment or the logs. Those commands ignore every config the agent could have written (global
 // and system config, hooks) and the helper answers only for the configured host and protocol.
+// With an agent user, those commands (and the few Lisa runs before handing the workspace over) run
+// as the task's user; every other git command runs as the agent, in the agent's workspace.
 
 const CREDENTIAL_HELPER = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= read -r l && test -n "$l"; do case "$l" in host=*) h=\${l#host=} ;; protocol=*) p=\${l#protocol=} ;; esac; done; test "$h" = "$LISA_GIT_HOST" && test "$p" = "$LISA_GIT_PROTOCOL" || exit 0; echo username=x-access-token; echo "password=$LISA_GIT_TOKEN"; }; f`;
 
@@ -13,7 +16,7 @@ export class GitError extends Error {
 		readonly result: ProcessResult,
 	) {
 		super(
-			`git ${args[0]} failed: ${result.error ?? result.output.trim().split("\n").slice(-3).join(" ")}`,
+			`git ${args[0]} failed: ${result.truncated ? "its output was too long" : (result.error ?? result.output.trim().split("\n").slice(-3).join(" "))}`,
 		);
 		this.name = "GitError";
 	}
@@ -45,21 +48,27 @@ export function authenticated(auth: GitAuth | undefined): {
 	return { args, env };
 }
 
+const MAX_STDOUT = 16 * 1024 * 1024;
+
+export interface GitRunOptions {
+	timeoutMs?: number;
+	/**
+	 * The command talks to the remote (or may fetch missing blobs of the partial clone): it runs as
+	 * the task's user with the token and ignores what the agent could have configured.
+	 */
+	remote?: boolean;
+	/** Runs as the task's user without the token: in a repository the agent does not own. */
+	task?: boolean;
+}
+
 export class Git {
 	constructor(
 		private readonly baseEnv: NodeJS.ProcessEnv,
 		private readonly auth?: GitAuth,
+		readonly user?: AgentUser,
 	) {}
 
-	/**
-	 * `remote`: the command talks to the remote (or may fetch missing blobs of the partial clone),
-	 * so it gets the token and ignores what the agent could have configured.
-	 */
-	async run(
-		cwd: string,
-		args: string[],
-		opts: { timeoutMs?: number; remote?: boolean } = {},
-	): Promise<string> {
+	async run(cwd: string, args: string[], opts: GitRunOptions = {}): Promise<string> {
 		const secure = opts.remote ? authenticated(this.auth) : undefined;
 		const env: NodeJS.ProcessEnv = {
 			...this.baseEnv,
@@ -74,8 +83,11 @@ export class Git {
 			cwd,
 			env,
 			timeoutMs: opts.timeoutMs ?? 10 * 60_000,
+			maxOutput: MAX_STDOUT,
+			user: opts.remote || opts.task ? undefined : this.user,
 		});
-		if (result.code !== 0) throw new GitError(args, result);
+		// A cut answer (a huge list of changed files) must not pass for the whole: the gates read it.
+		if (result.code !== 0 || result.truncated) throw new GitError(args, result);
 		return result.stdout.trim();
 	}
 }

@@ -1,14 +1,21 @@
+import type { Step } from "../../shared/domain/run";
 import type { AgentState } from "../../shared/domain/states";
 import type { DynamoStore } from "../../shared/store/dynamo";
+import { StepFailure, Superseded } from "./failure";
 
 export const HEARTBEAT_MS = 10_000;
 
+type StepFields = Parameters<DynamoStore["updateStepFields"]>[3];
+
 /**
  * Writes the step's heartbeat and agent state every ~10 s, and at once when the state changes; the
- * sweeper treats silence as a lost task.
+ * sweeper treats silence as a lost task. Every write of the step goes through here: the store
+ * refuses one once the step is no longer this attempt's (retried, stopped), and from then on
+ * `signal` is aborted so the task stops its agent and leaves without pushing or reporting.
  */
 export class Heartbeat {
 	private timer?: NodeJS.Timeout;
+	private readonly superseded = new AbortController();
 	state: AgentState = "just_started";
 
 	constructor(
@@ -18,6 +25,11 @@ export class Heartbeat {
 		private readonly attempt: number,
 		private readonly onError: (err: unknown) => void,
 	) {}
+
+	/** Aborted once a write of the step was refused. */
+	get signal(): AbortSignal {
+		return this.superseded.signal;
+	}
 
 	start(): void {
 		void this.beat();
@@ -35,12 +47,44 @@ export class Heartbeat {
 		if (this.timer) clearInterval(this.timer);
 	}
 
+	/** Writes fields of the step; false when the step is no longer this attempt's. */
+	async write(fields: StepFields): Promise<boolean> {
+		if (this.signal.aborted) return false;
+		const ok = await this.store.updateStepFields(this.runId, this.stepIndex, this.attempt, fields);
+		if (!ok) {
+			this.stop();
+			this.superseded.abort(new Superseded());
+		}
+		return ok;
+	}
+
+	/** Throws Superseded once a write was refused. */
+	check(): void {
+		if (this.signal.aborted) throw new Superseded();
+	}
+
+	/** A heartbeat written now, which must be accepted: the step is still this attempt's. */
+	async confirm(): Promise<void> {
+		let ok: boolean;
+		try {
+			ok = await this.write(this.fields());
+		} catch (err) {
+			throw new StepFailure(
+				`could not confirm the step is still this attempt's: ${(err as Error).message}`,
+				true,
+				"publish",
+			);
+		}
+		if (!ok) throw new Superseded();
+	}
+
+	private fields(): Pick<Step, "heartbeatAt" | "agentState"> {
+		return { heartbeatAt: new Date().toISOString(), agentState: this.state };
+	}
+
 	private async beat(): Promise<void> {
 		try {
-			await this.store.updateStepFields(this.runId, this.stepIndex, this.attempt, {
-				heartbeatAt: new Date().toISOString(),
-				agentState: this.state,
-			});
+			await this.write(this.fields());
 		} catch (err) {
 			this.onError(err);
 		}

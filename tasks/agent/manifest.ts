@@ -1,7 +1,7 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { MANIFEST_FILE } from "../../shared/domain/prompt";
+import { readAgentFile } from "./files";
 
 export const manifestSchema = z.object({
 	branch: z.string().min(1).optional(),
@@ -9,6 +9,8 @@ export const manifestSchema = z.object({
 	prBody: z.string().max(60_000),
 });
 export type Manifest = z.infer<typeof manifestSchema>;
+
+const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 export class ManifestError extends Error {
 	constructor(message: string) {
@@ -20,9 +22,14 @@ export class ManifestError extends Error {
 export async function readManifest(dir: string): Promise<Manifest> {
 	let text: string;
 	try {
-		text = await readFile(path.join(dir, MANIFEST_FILE), "utf8");
-	} catch {
-		throw new ManifestError(`the agent did not write ${MANIFEST_FILE}`);
+		text = await readAgentFile(path.join(dir, MANIFEST_FILE), MAX_MANIFEST_BYTES);
+	} catch (err) {
+		const { code } = err as NodeJS.ErrnoException;
+		throw new ManifestError(
+			code === "ENOENT"
+				? `the agent did not write ${MANIFEST_FILE}`
+				: `${MANIFEST_FILE} could not be read: ${code === "ELOOP" ? "it is a symbolic link" : code ? `error ${code}` : (err as Error).message}`,
+		);
 	}
 	let raw: unknown;
 	try {

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import type { RepoConfig } from "../../shared/config/schema";
 import { parseModelSpec } from "../../shared/domain/fallback";
@@ -7,9 +7,11 @@ import { buildPlanningPrompt } from "../../shared/domain/prompt";
 import { stepDeadline } from "../../shared/domain/supervision";
 import { isTransientFailure } from "../../shared/domain/transient";
 import { type ChainContext, runChain } from "./chain";
-import type { Attempt } from "./execute";
+import { type Attempt, stopAgent } from "./execute";
 import { StepFailure } from "./failure";
+import { readAgentFile } from "./files";
 import { Git, gitEnv } from "./git";
+import { handOver } from "./identity";
 
 /** An invalid plan is shown to the agent once; the second invalid plan fails the step. */
 export const PLAN_TRIES = 2;
@@ -42,6 +44,7 @@ export async function executePlan(a: Attempt): Promise<{ plan: Plan; provider: s
 		heartbeat: a.heartbeat,
 		timeline,
 		scratchDir: place.scratch,
+		user: a.user,
 	};
 	const tries: string[][] = [];
 	let from = 0;
@@ -65,6 +68,7 @@ export async function executePlan(a: Attempt): Promise<{ plan: Plan; provider: s
 			reset: () => place.restore(),
 		});
 		from = done.index;
+		await stopAgent(a);
 		await place.restore();
 		const verdict = await place.readPlan(names);
 		if (verdict.ok) {
@@ -115,31 +119,36 @@ class PlanningWorkspace {
 
 	private git(url?: string): Git {
 		const { env, githubToken } = this.a.deps;
-		return new Git(gitEnv(env), githubToken && url ? { token: githubToken, url } : undefined);
+		return new Git(
+			gitEnv(env),
+			githubToken && url ? { token: githubToken, url } : undefined,
+			this.a.user,
+		);
 	}
 
 	private checkout(name: string): string {
 		return path.join(this.dir, "repos", name);
 	}
 
+	/** Everything as the task's user (blobs fetched), then handed to the agent's user. */
 	async prepare(): Promise<void> {
 		await rm(this.dir, { recursive: true, force: true });
 		await mkdir(path.join(this.dir, "repos"), { recursive: true });
 		await mkdir(this.scratch, { recursive: true });
-		await this.git().run(this.dir, ["init", "--quiet"]);
+		await this.git().run(this.dir, ["init", "--quiet"], { task: true });
 		for (const repo of this.repos) {
 			const git = this.git(repo.url);
 			const dir = this.checkout(repo.name);
 			try {
 				await git.run(
 					this.dir,
-					["clone", "--filter=blob:none", "--no-checkout", "--quiet", repo.url, dir],
+					["clone", "--filter=blob:none", "--no-checkout", "--quiet", "--", repo.url, dir],
 					{ remote: true },
 				);
 				await git.run(dir, ["checkout", "--quiet", "--detach", `origin/${repo.base_branch}`], {
 					remote: true,
 				});
-				this.heads.set(repo.name, await git.run(dir, ["rev-parse", "HEAD"]));
+				this.heads.set(repo.name, await git.run(dir, ["rev-parse", "HEAD"], { task: true }));
 			} catch (err) {
 				throw new StepFailure(
 					`could not check out ${repo.name}: ${(err as Error).message}`,
@@ -148,6 +157,7 @@ class PlanningWorkspace {
 				);
 			}
 		}
+		if (this.a.user) await handOver([this.dir, this.scratch], this.a.user);
 	}
 
 	async clearPlan(): Promise<void> {
@@ -155,7 +165,7 @@ class PlanningWorkspace {
 	}
 
 	async readPlan(repos: readonly string[]): Promise<PlanVerdict> {
-		const text = await readFile(this.planFile, "utf8").catch(() => undefined);
+		const text = await readAgentFile(this.planFile, 1024 * 1024).catch(() => undefined);
 		if (text === undefined) return { ok: false, errors: [`the agent did not write ${PLAN_FILE}`] };
 		return readPlan(text, repos);
 	}

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { tail } from "../../shared/domain/redact";
+import type { AgentUser } from "./identity";
 
 export interface ProcessResult {
 	code: number | null;
@@ -8,6 +9,8 @@ export interface ProcessResult {
 	output: string;
 	/** stdout alone (bounded the same way), for commands whose answer is parsed. */
 	stdout: string;
+	/** stdout was longer than `maxOutput`: `stdout` is only its end. */
+	truncated: boolean;
 	timedOut: boolean;
 	error?: string;
 	/** The program's pid, which is also its process group's id. */
@@ -26,6 +29,8 @@ export interface ProcessOptions {
 	 * starting a service for the tests). By default the rest of its process group is killed.
 	 */
 	keepBackground?: boolean;
+	/** Run as the agent's user (its uid, gid and HOME) instead of the task's. */
+	user?: AgentUser;
 }
 
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
@@ -45,13 +50,15 @@ export function runProcess(
 	return new Promise((resolve) => {
 		let output = "";
 		let stdout = "";
+		let stdoutLength = 0;
 		let timedOut = false;
 		let settled = false;
 		const child = spawn(command, args, {
 			cwd: opts.cwd,
-			env: opts.env,
+			env: opts.user ? { ...opts.env, HOME: opts.user.home } : opts.env,
 			stdio: ["ignore", "pipe", "pipe"],
 			detached: true,
+			...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
 		});
 		const kill = () => {
 			if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -77,16 +84,18 @@ export function runProcess(
 			opts.onOutput?.(s);
 		};
 		child.stdout.on("data", (buf: Buffer) => {
-			stdout = tail(stdout + buf.toString("utf8"), max);
+			const s = buf.toString("utf8");
+			stdoutLength += s.length;
+			stdout = tail(stdout + s, max);
 			collect(buf);
 		});
 		child.stderr.on("data", collect);
-		const finish = (r: Omit<ProcessResult, "output" | "stdout" | "timedOut">) => {
+		const finish = (r: Omit<ProcessResult, "output" | "stdout" | "timedOut" | "truncated">) => {
 			if (settled) return;
 			settled = true;
 			if (timer) clearTimeout(timer);
 			opts.signal?.removeEventListener("abort", kill);
-			resolve({ ...r, output, stdout, timedOut, pid: child.pid });
+			resolve({ ...r, output, stdout, timedOut, truncated: stdoutLength > max, pid: child.pid });
 		};
 		// What the program left running in its group (a server a test started, a daemon) goes when
 		// the program ends, unless asked to stay. Either way a background process that still holds the

@@ -5,6 +5,7 @@ import { isTransientFailure } from "../../shared/domain/transient";
 import { type Attempt, execute, type Lesson, type StepRequest, type TaskDeps } from "./execute";
 import { type FailureKind, StepFailure } from "./failure";
 import { Heartbeat } from "./heartbeat";
+import { agentUser, stopAgentProcesses } from "./identity";
 import { executePlan } from "./plan";
 import { Timeline } from "./timeline";
 
@@ -15,8 +16,10 @@ type Outcome = Omit<StepReport, "attempt" | "at">;
 
 /**
  * One step attempt: prepare → implement (fallback chain, supervised) → check (gates, validate,
- * retries) → publish → report; or, for a multi-repo run's planning step, plan → report. A handled failure is reported like a success (the message carries
- * it), so the process exits 0 either way. The task writes only its step's own fields and events.
+ * retries) → publish → report; or, for a multi-repo run's planning step, plan → report. A handled
+ * failure is reported like a success (the message carries it), so the process exits 0 either way.
+ * The task writes only its step's own fields and events. Once a write of the step is refused (the
+ * step was retried or stopped) the attempt stops where it is: no push, no report.
  */
 export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepReport | undefined> {
 	const run = await deps.store.getRun(req.runId);
@@ -32,9 +35,10 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	);
 	const timeline = new Timeline(deps.store, req.runId, req.stepIndex, secrets, deps.log);
 	// What an earlier attempt found does not describe this one.
-	await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
-		validation: undefined,
-	});
+	if (!(await heartbeat.write({ validation: undefined }))) {
+		deps.log.warn(req, "attempt superseded; exiting without work");
+		return undefined;
+	}
 	heartbeat.start();
 	const attempt: Attempt = {
 		deps: { ...deps, secrets },
@@ -46,6 +50,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	};
 	let outcome: Outcome;
 	try {
+		attempt.user = agentUser(deps.env);
 		const done = step.kind === "plan" ? await executePlan(attempt) : await execute(attempt);
 		outcome = { outcome: "succeeded", ...done };
 		heartbeat.state = "completed";
@@ -55,8 +60,8 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 			err instanceof StepFailure
 				? err
 				: new StepFailure((err as Error).message, isTransientFailure(String(err)), "agent");
-		if (LEARN_FROM.includes(failure.kind) && !failure.transient)
-			attempt.lessons.push({ failure: lessonOf(failure.kind), summary: failure.message });
+		if (LEARN_FROM.includes(failure.kind) && !failure.transient && failure.lesson)
+			attempt.lessons.push({ failure: lessonOf(failure.kind), summary: failure.lesson });
 		outcome = {
 			outcome: "failed",
 			error: redact(failure.message, secrets),
@@ -64,6 +69,18 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		};
 	} finally {
 		heartbeat.stop();
+		// Nothing the agent started outlives the attempt.
+		if (attempt.user)
+			await stopAgentProcesses(attempt.user).catch((err) =>
+				deps.log.warn({ err }, "could not stop the agent's processes"),
+			);
+	}
+	if (heartbeat.signal.aborted) {
+		await timeline.add(
+			"attempt.superseded",
+			`attempt ${req.attempt} stopped: the step is no longer this attempt's (retried or stopped), so it reports nothing`,
+		);
+		return undefined;
 	}
 	// A repo's guardrails come from its own steps; a plan is about no single repo.
 	if (step.kind !== "plan") await learn(deps, run, step.repo, attempt.lessons[0], secrets);
@@ -88,7 +105,7 @@ const LEARN_FROM: FailureKind[] = ["agent", "validation", "gate"];
 const lessonOf = (k: FailureKind): Lesson["failure"] =>
 	k === "validation" ? "validation" : k === "gate" ? "gate" : "agent";
 
-/** Stores the attempt's first lesson as a guardrail of the repo (bounded, redacted). */
+/** Stores the attempt's first lesson (Lisa's words only) as a guardrail of the repo (bounded, redacted). */
 async function learn(
 	deps: TaskDeps,
 	run: Run,

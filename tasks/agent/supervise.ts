@@ -1,4 +1,4 @@
-import { tail } from "../../shared/domain/redact";
+import { StreamRedactor, tail } from "../../shared/domain/redact";
 import type { AgentState } from "../../shared/domain/states";
 import { classifyAgent, shouldKill } from "../../shared/domain/supervision";
 import type { Heartbeat } from "./heartbeat";
@@ -24,6 +24,8 @@ export interface SuperviseOptions {
 	probe?: () => Promise<string>;
 	/** How often output goes to the run's timeline. */
 	outputEventMs?: number;
+	/** Secret values redacted from the output before it is cut and shown. */
+	secrets: readonly string[];
 }
 
 export interface Supervised {
@@ -38,8 +40,9 @@ const OUTPUT_EVENT_CHARS = 1_500;
 
 /**
  * Runs one agent under watch: classifies it about every second (seed 002's classifier), writes
- * state changes through the heartbeat, kills it when stuck, and sends bounded output tails to the
- * run's timeline so the API shows what it is doing.
+ * state changes through the heartbeat, kills it when stuck or when the step is no longer this
+ * attempt's, and sends bounded output tails to the run's timeline so the API shows what it is
+ * doing — redacted as one stream before they are cut, so no secret passes in pieces.
  */
 export async function supervise(
 	start: (io: AgentIo) => Promise<AgentResult>,
@@ -54,7 +57,9 @@ export async function supervise(
 	let lastProbe = 0;
 	let active = false;
 	let recent = "";
+	// Already redacted: cutting it cannot leave a piece of a secret.
 	let pending = "";
+	const redactor = new StreamRedactor(o.secrets);
 	let stuck = false;
 	let probing = false;
 	let fingerprint: string | undefined;
@@ -65,7 +70,7 @@ export async function supervise(
 		lastActivity = Date.now();
 		active = true;
 		recent = tail(recent + chunk, 4096);
-		pending = tail(pending + chunk, OUTPUT_EVENT_CHARS);
+		pending = tail(pending + redactor.push(chunk), OUTPUT_EVENT_CHARS);
 	};
 	const flush = () => {
 		if (!pending.trim()) return;
@@ -125,10 +130,14 @@ export async function supervise(
 
 	let result: AgentResult;
 	try {
-		result = await start({ onOutput, signal: controller.signal });
+		result = await start({
+			onOutput,
+			signal: AbortSignal.any([controller.signal, o.heartbeat.signal]),
+		});
 	} finally {
 		clearInterval(timer);
 	}
+	pending = tail(pending + redactor.end(), OUTPUT_EVENT_CHARS);
 	flush();
 	await Promise.all(writes);
 	if (stuck)

@@ -8,6 +8,7 @@ import { takeGithubToken } from "./token";
 
 const exec = promisify(execFile);
 const TOKEN = "ghs_entrypointtest0123456789abcdefgh";
+const KEY = "sk-ant-entrypoint-0123456789abcdefgh";
 let dir: string;
 beforeAll(async () => {
 	dir = await mkdtemp(path.join(os.tmpdir(), "lisa-token-"));
@@ -22,34 +23,60 @@ describe("the code host token", () => {
 		expect(takeGithubToken({})).toBeUndefined();
 	});
 
-	it("is read from a file descriptor, which is closed afterwards", async () => {
-		const file = path.join(dir, "token");
-		await writeFile(file, `${TOKEN}\n`);
+	it("comes with the other secrets from a file descriptor, which is closed afterwards", async () => {
+		const file = path.join(dir, "secrets.json");
+		await writeFile(file, `${JSON.stringify({ GITHUB_TOKEN: TOKEN, ANTHROPIC_API_KEY: KEY })}\n`);
 		const handle = await open(file, "r");
-		const env: NodeJS.ProcessEnv = { LISA_GITHUB_TOKEN_FD: String(handle.fd) };
+		const env: NodeJS.ProcessEnv = { LISA_SECRETS_FD: String(handle.fd), PATH: "/bin" };
 		expect(takeGithubToken(env)).toBe(TOKEN);
-		expect(env).toEqual({});
+		expect(env).toEqual({ ANTHROPIC_API_KEY: KEY, PATH: "/bin" });
 		await expect(handle.stat()).rejects.toThrow(/EBADF/);
 	});
 
-	it("reaches the task through the container entrypoint on fd 3, not in any environment", async () => {
+	it("reach the task through the container entrypoint on fd 3, in no process's initial environment", async () => {
 		await copyFile(new URL("./entrypoint.sh", import.meta.url), path.join(dir, "entrypoint.sh"));
-		// Stands in for the task bundle: reports what it can see of the token.
+		// Stands in for the task bundle: reports what it received and what its environ shows.
 		await writeFile(
 			path.join(dir, "agent.mjs"),
 			`import { readFileSync, closeSync } from "node:fs";
-const fd = Number(process.env.LISA_GITHUB_TOKEN_FD);
-const token = readFileSync(fd, "utf8").trim();
+const fd = Number(process.env.LISA_SECRETS_FD);
+const secrets = JSON.parse(readFileSync(fd, "utf8"));
 closeSync(fd);
 console.log(JSON.stringify({
-	token,
-	env: process.env.GITHUB_TOKEN ?? null,
-	environ: readFileSync("/proc/self/environ", "utf8").includes(token),
+	secrets,
+	env: Object.keys(process.env).filter((k) => k !== "PWD").sort(),
+	environ: readFileSync("/proc/self/environ", "utf8").split("\\0").filter((e) => e && !e.startsWith("PWD=")).sort(),
 }));`,
 		);
+		const secrets = {
+			GITHUB_TOKEN: TOKEN,
+			ANTHROPIC_API_KEY: KEY,
+			AWS_SECRET_ACCESS_KEY: "aws/secret with spaces, 'quotes' and \"$(echo no)\"",
+			AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: "/v2/credentials/0c2d-4e3f",
+			LISA_LLM_API_KEY: "multi\nline\nkey",
+		};
 		const { stdout } = await exec("sh", [path.join(dir, "entrypoint.sh")], {
-			env: { PATH: process.env.PATH, GITHUB_TOKEN: TOKEN },
+			env: { PATH: process.env.PATH, LISA_RUN_ID: "RUN1", ...secrets },
 		});
-		expect(JSON.parse(stdout)).toEqual({ token: TOKEN, env: null, environ: false });
+		const seen = JSON.parse(stdout);
+		expect(seen.secrets).toEqual(secrets);
+		expect(seen.env).toEqual(["LISA_RUN_ID", "LISA_SECRETS_FD", "PATH"]);
+		expect(seen.environ).toEqual([
+			"LISA_RUN_ID=RUN1",
+			"LISA_SECRETS_FD=3",
+			`PATH=${process.env.PATH}`,
+		]);
+	});
+
+	it("the entrypoint starts the task plainly when there is no secret", async () => {
+		await copyFile(new URL("./entrypoint.sh", import.meta.url), path.join(dir, "entrypoint.sh"));
+		await writeFile(
+			path.join(dir, "agent.mjs"),
+			'console.log(JSON.stringify(Object.keys(process.env).filter((k) => k !== "PWD").sort()));',
+		);
+		const { stdout } = await exec("sh", [path.join(dir, "entrypoint.sh")], {
+			env: { PATH: process.env.PATH, LISA_RUN_ID: "RUN1" },
+		});
+		expect(JSON.parse(stdout)).toEqual(["LISA_RUN_ID", "PATH"]);
 	});
 });

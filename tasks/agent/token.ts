@@ -1,18 +1,23 @@
 import { closeSync, readFileSync } from "node:fs";
 
 /**
- * The code host token: from a file descriptor when the container's entrypoint passed it that way
- * (a process's initial environment stays readable in /proc by anything running as the same user,
- * the agent included), else from GITHUB_TOKEN. Either way it leaves `env`, so nothing copies it on.
+ * The task's secrets and the code host token. The container's entrypoint passes every secret on a
+ * file descriptor (`LISA_SECRETS_FD`, one JSON object) instead of the environment, so none is in the
+ * initial environment of PID 1 (readable in /proc/1/environ to a process of the same user); they
+ * come back into `env` here, where the task reads them. The token then leaves `env` (it comes from
+ * GITHUB_TOKEN without the entrypoint), so nothing copies it on: only git's push and the code host
+ * client get it.
  */
 export function takeGithubToken(env: NodeJS.ProcessEnv): string | undefined {
-	const fd = env.LISA_GITHUB_TOKEN_FD;
-	let token = env.GITHUB_TOKEN;
+	const fd = env.LISA_SECRETS_FD;
 	if (fd) {
-		token = readFileSync(Number(fd), "utf8").trim();
+		const secrets = JSON.parse(readFileSync(Number(fd), "utf8")) as Record<string, string>;
 		closeSync(Number(fd));
+		for (const [name, value] of Object.entries(secrets))
+			if (typeof value === "string") env[name] = value;
 	}
+	const token = env.GITHUB_TOKEN;
 	delete env.GITHUB_TOKEN;
-	delete env.LISA_GITHUB_TOKEN_FD;
+	delete env.LISA_SECRETS_FD;
 	return token || undefined;
 }

@@ -1,7 +1,8 @@
-import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { MANIFEST_FILE } from "../../shared/domain/prompt";
 import type { Git } from "./git";
+import { type AgentUser, handOver } from "./identity";
 
 /** Where the agent's work is: Lisa's worktree, or the one Claude Code created itself. */
 export interface Work {
@@ -31,6 +32,8 @@ export class Workspace {
 	/** The clone's and the tree's paths as git lists them (symlinks resolved). */
 	private real = { clone: "", tree: "" };
 
+	private readonly user?: AgentUser;
+
 	constructor(
 		private readonly git: Git,
 		readonly dir: string,
@@ -38,51 +41,68 @@ export class Workspace {
 		private readonly base: string,
 		readonly branch: string,
 	) {
+		this.user = git.user;
 		this.clone = path.join(dir, "repo");
 		this.tree = path.join(dir, "tree");
 		this.scratch = path.join(dir, "scratch");
 	}
 
+	/**
+	 * Clones (or, without an agent user, reuses a clean cached clone) and checks the base out at the
+	 * clone's root, which also fetches the base's blobs: nothing the agent's user runs later needs
+	 * the token. With an agent user the clone is always fresh — the task never runs git or writes in
+	 * a repository an agent has had — and is then handed to that user with the scratch directory and
+	 * an empty directory for Lisa's worktree.
+	 */
 	async prepare(): Promise<void> {
 		await mkdir(this.scratch, { recursive: true });
 		const dir = await realpath(this.dir);
 		this.real = { clone: path.join(dir, "repo"), tree: path.join(dir, "tree") };
-		if (await this.reusable())
+		if (!this.user && (await this.reusable())) {
 			await this.git.run(this.clone, ["fetch", "--prune", "origin"], { remote: true });
-		else {
+			// Every attempt starts from the base branch: earlier attempts' worktrees go.
+			for (const w of await this.worktrees())
+				if (w.path !== this.real.clone)
+					await this.git.run(this.clone, ["worktree", "remove", "--force", w.path]).catch(() => {});
+		} else {
 			await rm(this.clone, { recursive: true, force: true });
 			await this.git.run(
 				this.dir,
-				["clone", "--filter=blob:none", "--no-checkout", this.url, this.clone],
+				["clone", "--filter=blob:none", "--no-checkout", "--", this.url, this.clone],
 				{ remote: true },
 			);
 		}
-		// Every attempt starts from the base branch: earlier attempts' worktrees go.
-		for (const w of await this.worktrees())
-			if (w.path !== this.real.clone)
-				await this.git.run(this.clone, ["worktree", "remove", "--force", w.path]).catch(() => {});
 		await rm(this.tree, { recursive: true, force: true });
-		await this.git.run(this.clone, ["worktree", "prune"]);
+		await this.git.run(this.clone, ["worktree", "prune"], { task: true });
 		// Lisa's files are never part of the change.
 		await mkdir(path.join(this.clone, ".git", "info"), { recursive: true });
 		await writeFile(
 			path.join(this.clone, ".git", "info", "exclude"),
 			`${MANIFEST_FILE}\n.lisa-plan.json\n.claude/worktrees/\n`,
 		);
-		this.baseSha = await this.git.run(this.clone, [
-			"rev-parse",
-			`refs/remotes/origin/${this.base}`,
-		]);
+		this.baseSha = await this.git.run(
+			this.clone,
+			["rev-parse", "--verify", "--end-of-options", `refs/remotes/origin/${this.base}^{commit}`],
+			{ task: true },
+		);
+		await this.git.run(this.clone, ["checkout", "--force", "--quiet", "--detach", this.baseSha], {
+			remote: true,
+		});
+		if (this.user) {
+			await mkdir(this.tree);
+			await handOver([this.clone, this.tree, this.scratch], this.user);
+		}
 	}
 
 	private async reusable(): Promise<boolean> {
 		try {
-			const config = await this.git.run(this.dir, [
-				"config",
-				"--file",
-				path.join(this.clone, ".git", "config"),
-				"--list",
-			]);
+			// Another user's clone (an agent user's, from an earlier attempt) is not the task's to use.
+			if ((await stat(this.clone)).uid !== process.getuid?.()) return false;
+			const config = await this.git.run(
+				this.dir,
+				["config", "--file", path.join(this.clone, ".git", "config"), "--list"],
+				{ task: true },
+			);
 			const lines = config.split("\n").filter(Boolean);
 			return (
 				lines.every((l) => CLONE_CONFIG.test(l)) && lines.includes(`remote.origin.url=${this.url}`)
@@ -92,14 +112,18 @@ export class Workspace {
 		}
 	}
 
-	/** Lisa's worktree on the step's branch, created on first use. */
+	/** Lisa's worktree on the step's branch, created on first use (the base's blobs are local). */
 	async lisaTree(): Promise<string> {
 		if (!this.treeReady) {
-			await this.git.run(
-				this.clone,
-				["worktree", "add", "--force", "-B", this.branch, this.tree, this.baseSha],
-				{ remote: true },
-			);
+			await this.git.run(this.clone, [
+				"worktree",
+				"add",
+				"--force",
+				"-B",
+				this.branch,
+				this.tree,
+				this.baseSha,
+			]);
 			this.treeReady = true;
 		}
 		return this.tree;
@@ -107,9 +131,7 @@ export class Workspace {
 
 	/** The clone's root at the base, where Claude Code creates its own worktree. */
 	async nativeRoot(): Promise<string> {
-		await this.git.run(this.clone, ["checkout", "--force", "--detach", this.baseSha], {
-			remote: true,
-		});
+		await this.git.run(this.clone, ["checkout", "--force", "--detach", this.baseSha]);
 		return this.clone;
 	}
 
@@ -174,7 +196,7 @@ export class Workspace {
 	 * the token; the URL is the configured one, never the clone's `origin`.
 	 */
 	async push(work: Work): Promise<string> {
-		const sha = await this.git.run(work.dir, ["rev-parse", "HEAD"]);
+		const sha = await this.git.run(work.dir, ["rev-parse", "--verify", "HEAD^{commit}"]);
 		const pub = path.join(this.dir, "publish.git");
 		await rm(pub, { recursive: true, force: true });
 		await this.git.run(this.dir, ["init", "--bare", "--quiet", pub], { remote: true });
@@ -183,17 +205,22 @@ export class Workspace {
 			`${path.join(this.clone, ".git", "objects")}\n`,
 		);
 		const ref = `refs/heads/${this.branch}`;
-		await this.git.run(pub, ["update-ref", ref, sha]);
-		await this.git.run(pub, ["push", "--force", "--quiet", this.url, `${ref}:${ref}`], {
+		await this.git.run(pub, ["update-ref", ref, sha], { task: true });
+		await this.git.run(pub, ["push", "--force", "--quiet", "--", this.url, `${ref}:${ref}`], {
 			remote: true,
 		});
 		return sha;
 	}
 
-	/** Removes Lisa's worktree; Claude Code's own is left to it (seed 004 §1). */
+	/**
+	 * Removes Lisa's worktree; Claude Code's own is left to it (seed 004 §1). The workspace's own
+	 * directory is the task's, so its entry goes by the task's hand (the agent's processes are gone).
+	 */
 	async cleanup(): Promise<void> {
 		if (!this.treeReady) return;
 		await this.git.run(this.clone, ["worktree", "remove", "--force", this.tree]).catch(() => {});
+		await rm(this.tree, { recursive: true, force: true });
+		await this.git.run(this.clone, ["worktree", "prune"]).catch(() => {});
 		this.treeReady = false;
 	}
 

@@ -1,19 +1,35 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseConfigText } from "../../shared/config/load";
 import { newRun, newStep, planStep, type Run, type StepReport } from "../../shared/domain/run";
+import { taskEnvironment } from "../../shared/launcher/launcher";
 import { createLogger } from "../../shared/log";
 import { storeAndQueue } from "../../shared/runtime";
 import type { DynamoStore, RunEvent } from "../../shared/store/dynamo";
 import { runStep } from "../../tasks/agent/step";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
+import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
 import { embeddedAws } from "./aws";
 import { type BareRepo, bareRepo } from "./git";
 
 export const ANTHROPIC_KEY = "sk-ant-task-0123456789abcdefghijkl";
+export const LINEAR_KEY = "lin_api_shouldneverreachtheagent0123";
+
+const TASK_ENTRY = fileURLToPath(new URL("../../tasks/agent/main.ts", import.meta.url));
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+/** The agent task as its own process (`node tasks/agent/main.ts`, as the local launcher runs it). */
+export interface TaskProcess {
+	pid: number;
+	/** Its exit, with everything it wrote to stdout and stderr (its JSON log). */
+	exited: Promise<{ code: number | null; output: string }>;
+}
 
 export interface TaskWorld {
 	dir: string;
@@ -36,6 +52,11 @@ export interface TaskWorld {
 	): Promise<string>;
 	/** Runs the agent task for the step's current attempt, in-process. */
 	runTask(runId: string, env?: NodeJS.ProcessEnv): Promise<StepReport | undefined>;
+	/**
+	 * Starts the agent task for the step's current attempt as a process with the launcher's
+	 * environment (GITHUB_TOKEN and the other secrets in it, as a task gets them).
+	 */
+	startTask(runId: string, env?: NodeJS.ProcessEnv): Promise<TaskProcess>;
 	/** What the pipeline does before a retry: the next attempt of the step. */
 	nextAttempt(runId: string): Promise<void>;
 	run(runId: string): Promise<Run>;
@@ -50,7 +71,8 @@ export interface TaskWorld {
  */
 export async function createTaskWorld(
 	files: Record<string, string> = {},
-	opts: { moreRepos?: string[] } = {},
+	/** gitHttp: repo `api` is reached over authenticated HTTP (the git host double), not file://. */
+	opts: { moreRepos?: string[]; gitHttp?: boolean } = {},
 ): Promise<TaskWorld> {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-task-"));
 	const repo = await bareRepo(dir, "api", "main", files);
@@ -59,6 +81,11 @@ export async function createTaskWorld(
 	const github = await startGitHubDouble({
 		repos: Object.fromEntries(Object.entries(repos).map(([name, r]) => [`acme/${name}`, r.path])),
 	});
+	let gitHttp: GitHttpServer | undefined;
+	if (opts.gitHttp) {
+		gitHttp = await startGitHttp({ root: dir, token: github.token });
+		repos.api = { ...repo, url: `${gitHttp.url}/api.git` };
+	}
 	const agents = await installFakeAgents(dir);
 	const aws = await embeddedAws();
 	const { store, queue } = storeAndQueue(aws.settings);
@@ -68,7 +95,7 @@ export async function createTaskWorld(
 		HOME: dir,
 		GITHUB_API_URL: github.url,
 		ANTHROPIC_API_KEY: ANTHROPIC_KEY,
-		LINEAR_API_KEY: "lin_api_shouldneverreachtheagent0123",
+		LINEAR_API_KEY: LINEAR_KEY,
 	};
 	let n = 0;
 	const world: TaskWorld = {
@@ -83,7 +110,7 @@ export async function createTaskWorld(
 			n++;
 			const now = new Date().toISOString();
 			const runId = `TASKRUN${String(n).padStart(4, "0")}`;
-			const listed = plan ? Object.entries(repos) : [["api", repo] as const];
+			const listed = plan ? Object.entries(repos) : [["api", repos.api as BareRepo] as const];
 			const config = parseConfigText(
 				`repos:\n${listed.map(([name, r]) => `  - name: ${name}\n    url: ${r.url}\n    slug: acme/${name}\n`).join("")}${configYaml}`,
 				"task.yaml",
@@ -125,6 +152,31 @@ export async function createTaskWorld(
 				},
 			);
 		},
+		async startTask(runId, extra = {}) {
+			const attempt = (await world.run(runId)).steps[0]?.attempt ?? 1;
+			const output: string[] = [];
+			const child = spawn(process.execPath, ["--import", TSX_LOADER, TASK_ENTRY], {
+				cwd: dir,
+				env: {
+					...env,
+					...taskEnvironment({ runId, stepIndex: 0, attempt }, aws.settings),
+					GITHUB_TOKEN: github.token,
+					LISA_WORKSPACE: world.workspace(runId),
+					LOG_LEVEL: "info",
+					...extra,
+				},
+				stdio: ["ignore", "pipe", "pipe"],
+			});
+			child.stdout.on("data", (b: Buffer) => output.push(b.toString()));
+			child.stderr.on("data", (b: Buffer) => output.push(b.toString()));
+			if (child.pid === undefined) throw new Error("could not start the task");
+			return {
+				pid: child.pid,
+				exited: new Promise((resolve) =>
+					child.on("close", (code) => resolve({ code, output: output.join("") })),
+				),
+			};
+		},
 		async nextAttempt(runId) {
 			const run = await world.run(runId);
 			const step = run.steps[0];
@@ -154,6 +206,7 @@ export async function createTaskWorld(
 		},
 		workspace: (runId) => path.join(dir, "workspaces", runId),
 		async stop() {
+			await gitHttp?.stop();
 			await github.stop();
 			await aws.stop();
 			await rm(dir, { recursive: true, force: true });

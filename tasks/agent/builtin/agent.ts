@@ -1,5 +1,6 @@
 import { blockedMessage, blockedReason } from "../../../shared/domain/blocklist";
 import { tail } from "../../../shared/domain/redact";
+import type { AgentUser } from "../identity";
 import { runProcess } from "../process";
 import type { AgentResult } from "../providers/provider";
 import { type ChatMessage, chat, type LlmConfig, LlmError } from "./llm";
@@ -56,6 +57,8 @@ export interface BuiltinIo {
 	timeoutMs: number;
 	onOutput?: (chunk: string) => void;
 	signal?: AbortSignal;
+	/** The user the commands run as (the agent's own, when the task has one). */
+	user?: AgentUser;
 }
 
 const MAX_TRANSCRIPT = 64 * 1024;
@@ -126,6 +129,7 @@ export async function runBuiltinAgent(
 			timeoutMs: cfg.commandTimeoutMs,
 			signal,
 			onOutput: emit,
+			user: io.user,
 		});
 		if (signal.aborted) return end(false, "builtin: stopped", false);
 		if (isCompletion(r.stdout, r.code))

@@ -23,6 +23,7 @@ export const builtin: Provider = {
 			timeoutMs: opts.timeoutMs,
 			onOutput: opts.onOutput,
 			signal: opts.signal,
+			user: opts.user,
 		});
 	},
 };

@@ -1,7 +1,8 @@
-import { rm, writeFile } from "node:fs/promises";
+import { chown, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ProviderName } from "../../../shared/config/schema";
 import { promptFilePointer } from "../../../shared/domain/prompt";
+import type { AgentUser } from "../identity";
 import { runProcess } from "../process";
 import {
 	type AgentResult,
@@ -23,11 +24,12 @@ export class CliProvider implements Provider {
 		readonly supportsNativeWorktree = false,
 	) {}
 
-	async isAvailable(env: NodeJS.ProcessEnv): Promise<boolean> {
+	async isAvailable(env: NodeJS.ProcessEnv, _model?: string, user?: AgentUser): Promise<boolean> {
 		const r = await runProcess(this.bin, ["--version"], {
-			cwd: process.cwd(),
+			cwd: user?.home ?? process.cwd(),
 			env,
 			timeoutMs: 30_000,
+			user,
 		});
 		return r.code === 0;
 	}
@@ -38,7 +40,11 @@ export class CliProvider implements Provider {
 			bytes > MAX_PROMPT_ARG_BYTES
 				? path.join(opts.scratchDir, `prompt-${this.name}-${Date.now()}.md`)
 				: undefined;
-		if (file) await writeFile(file, prompt, { mode: 0o600 });
+		if (file) {
+			// "wx": never through something already at that name in the agent's directory.
+			await writeFile(file, prompt, { mode: 0o600, flag: "wx" });
+			if (opts.user) await chown(file, opts.user.uid, opts.user.gid);
+		}
 		try {
 			const r = await runProcess(
 				this.bin,
@@ -49,6 +55,7 @@ export class CliProvider implements Provider {
 					timeoutMs: opts.timeoutMs,
 					onOutput: opts.onOutput,
 					signal: opts.signal,
+					user: opts.user,
 				},
 			);
 			const notFound = r.error?.includes("ENOENT")

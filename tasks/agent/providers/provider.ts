@@ -1,4 +1,5 @@
 import type { ProviderName } from "../../../shared/config/schema";
+import type { AgentUser } from "../identity";
 
 export interface AgentRunOptions {
 	cwd: string;
@@ -13,6 +14,8 @@ export interface AgentRunOptions {
 	nativeWorktree?: string;
 	/** A directory outside the worktree for files the agent reads but must not commit. */
 	scratchDir: string;
+	/** The agent's own user, when the task has one (README › The container). */
+	user?: AgentUser;
 }
 
 export interface AgentResult {
@@ -28,7 +31,7 @@ export interface Provider {
 	readonly name: ProviderName;
 	/** Claude Code can create and manage its own worktree (seed 004 §1). */
 	readonly supportsNativeWorktree?: boolean;
-	isAvailable(env: NodeJS.ProcessEnv, model?: string): Promise<boolean>;
+	isAvailable(env: NodeJS.ProcessEnv, model?: string, user?: AgentUser): Promise<boolean>;
 	run(prompt: string, opts: AgentRunOptions): Promise<AgentResult>;
 }
 

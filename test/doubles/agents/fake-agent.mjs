@@ -8,18 +8,104 @@
 //   hang (no output, never exits; starts a child that hangs too) · no-commit · empty-commit
 //   no-manifest · bad-manifest · manifest=<json> · touch=<path> · print-env=<VAR>
 //   broken-until-retry (writes status.txt "broken", or "ok" once the prompt is a retry)
+//   scan-secrets[=ancestors] (reads every /proc/<pid>/environ it can — or only its ancestors' — and
+//     logs each secret-looking variable it found: what an agent could steal from the task)
+//   leave-running (leaves a watcher in a session of its own, `setsid`, out of reach of the process
+//     group kill, that keeps scanning /proc like scan-secrets and logs what it finds)
 // A planning prompt ("…write the plan file `<path>`…") is answered with a plan instead of code:
 //   plan=<json> (written as is; default: every listed repo, one order each, in the listed order)
 //   plan-first=<json> (the first try's plan; a retry after Lisa rejected it writes plan=)
 //   plan-scribble (also writes into every checkout, which Lisa must discard)
 // A prompt that points to a file ("…instructions are in the file `<path>`…") is read from it, and
 // claude's `--worktree <name>` creates .claude/worktrees/<name> on branch worktree-<name> as Claude
-// Code does. Every call is appended as JSON to $FAKE_AGENT_LOG (set by the wrapper, not the task).
+// Code does. Every call is appended as JSON to $FAKE_AGENT_LOG (set by the wrapper, not the task),
+// with the uid and gid it ran as.
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+	appendFileSync,
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	writeFileSync,
+} from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 const [cli, ...argv] = process.argv.slice(2);
+
+const SECRET_NAME = /(TOKEN|KEY|SECRET|PASSWORD|CREDENTIALS_(RELATIVE|FULL)_URI)$/;
+const SECRET_VALUE = /(gh[pousr]_|github_pat_|sk-|lin_(api|wh|whs|oauth)_|lisa_|ATTA|AKIA|ASIA)/;
+
+const uidOf = (pid) => {
+	try {
+		return Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/^Uid:\s+(\d+)/m)?.[1]);
+	} catch {
+		return null;
+	}
+};
+
+/** The secret-looking variables in a process's initial environment; null when it is unreadable. */
+function secretsOf(pid) {
+	let environ;
+	try {
+		environ = readFileSync(`/proc/${pid}/environ`, "utf8");
+	} catch {
+		return null;
+	}
+	return environ
+		.split("\0")
+		.filter(Boolean)
+		.map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)])
+		.filter(([name, value]) => SECRET_NAME.test(name) || SECRET_VALUE.test(value))
+		.map(([name, value]) => ({ pid: Number(pid), uid: uidOf(pid), name, value }));
+}
+
+function scanProc() {
+	const found = [];
+	let readable = 0;
+	let denied = 0;
+	for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+		const secrets = secretsOf(pid);
+		if (secrets === null) denied++;
+		else {
+			readable++;
+			found.push(...secrets);
+		}
+	}
+	return { found, readable, denied };
+}
+
+function ancestors() {
+	const out = [];
+	let pid = process.ppid;
+	while (pid > 1 && out.length < 20) {
+		const secrets = secretsOf(pid);
+		out.push({ pid, uid: uidOf(pid), readable: secrets !== null, found: secrets ?? [] });
+		try {
+			const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+			pid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+		} catch {
+			break;
+		}
+	}
+	return out;
+}
+
+if (cli === "--watch") {
+	// The watcher left by leave-running: scans until it is killed (or for 5 minutes).
+	const seen = new Set();
+	const log = (entry) => appendFileSync(process.env.FAKE_AGENT_LOG, `${JSON.stringify(entry)}\n`);
+	log({ watcher: { pid: process.pid, uid: process.getuid(), at: new Date().toISOString() } });
+	const until = Date.now() + 300_000;
+	while (Date.now() < until) {
+		const fresh = scanProc().found.filter((f) => !seen.has(`${f.pid}:${f.name}:${f.value}`));
+		for (const f of fresh) seen.add(`${f.pid}:${f.name}:${f.value}`);
+		if (fresh.length) log({ watcher: { pid: process.pid, found: fresh } });
+		await new Promise((r) => setTimeout(r, 100));
+	}
+	process.exit(0);
+}
 
 function parse() {
 	if (argv[0] === "--version") return { version: true };
@@ -69,6 +155,7 @@ const log = (entry) => {
 
 const opts = parse();
 if (opts.version) {
+	log({ cli, version: { uid: process.getuid(), gid: process.getgid() } });
 	console.log(`${cli} 0.0.0-fake`);
 	process.exit(0);
 }
@@ -98,6 +185,8 @@ log({
 	env: Object.keys(process.env).sort(),
 	envValues: process.env,
 	claudecode: process.env.CLAUDECODE ?? null,
+	uid: process.getuid(),
+	gid: process.getgid(),
 	at: new Date().toISOString(),
 });
 
@@ -114,6 +203,22 @@ if (directives.has("hang")) {
 	});
 	log({ cli, hang: { pid: process.pid, child: child.pid } });
 	await new Promise(() => {});
+}
+if (directives.has("scan-secrets")) {
+	const everywhere = directives.get("scan-secrets") !== "ancestors";
+	log({
+		cli,
+		scan: { uid: process.getuid(), ...(everywhere ? scanProc() : {}), ancestors: ancestors() },
+	});
+}
+if (directives.has("leave-running")) {
+	const watcher = spawn(
+		process.execPath,
+		[fileURLToPath(import.meta.url), "--watch"],
+		{ detached: true, stdio: "ignore", env: process.env }, // detached: setsid(), its own session
+	);
+	watcher.unref();
+	log({ cli, left: { pid: watcher.pid } });
 }
 const seconds = Number(directives.get("sleep") ?? 0);
 for (let i = 0; i < seconds; i++) {

@@ -19,6 +19,27 @@ export interface FakeAgentCall {
 	env: string[];
 	envValues: Record<string, string>;
 	claudecode: string | null;
+	uid: number;
+	gid: number;
+}
+
+/** A secret-looking variable a fake agent read in some process's environment. */
+export interface FoundSecret {
+	pid: number;
+	uid: number | null;
+	name: string;
+	value: string;
+}
+
+/** What `scan-secrets` saw. */
+export interface SecretScan {
+	uid: number;
+	/** Every /proc/<pid>/environ it could read (absent with `scan-secrets=ancestors`). */
+	found?: FoundSecret[];
+	readable?: number;
+	denied?: number;
+	/** Its parent, grandparent…: whether their environment was readable, and what was in it. */
+	ancestors: { pid: number; uid: number | null; readable: boolean; found: FoundSecret[] }[];
 }
 
 export interface FakeAgents {
@@ -28,6 +49,11 @@ export interface FakeAgents {
 	calls(): Promise<FakeAgentCall[]>;
 	/** Agents that hung, with the pid of the child each started. */
 	hangs(): Promise<{ cli: string; hang: { pid: number; child: number } }[]>;
+	scans(): Promise<SecretScan[]>;
+	/** Who ran each `--version` probe. */
+	versions(): Promise<{ cli: string; uid: number; gid: number }[]>;
+	/** Watchers left running (`leave-running`), and the secrets each found while it ran. */
+	watchers(): Promise<{ pid: number; uid: number; found: FoundSecret[] }[]>;
 }
 
 /**
@@ -41,6 +67,9 @@ export async function installFakeAgents(
 	const bin = path.join(dir, "bin");
 	const log = path.join(dir, "calls.jsonl");
 	await mkdir(bin, { recursive: true });
+	// Writable by an agent running as another user (LISA_AGENT_UID).
+	await writeFile(log, "", { flag: "a" });
+	await chmod(log, 0o666);
 	for (const cli of clis) {
 		const file = path.join(bin, cli);
 		await writeFile(
@@ -62,5 +91,22 @@ export async function installFakeAgents(
 			(await entries()).filter((e) => "hang" in e) as unknown as Awaited<
 				ReturnType<FakeAgents["hangs"]>
 			>,
+		scans: async () => (await entries()).flatMap((e) => (e.scan ? [e.scan as SecretScan] : [])),
+		versions: async () =>
+			(await entries()).flatMap((e) =>
+				e.version ? [{ cli: e.cli as string, ...(e.version as { uid: number; gid: number }) }] : [],
+			),
+		async watchers() {
+			const byPid = new Map<number, { pid: number; uid: number; found: FoundSecret[] }>();
+			for (const e of await entries()) {
+				const w = e.watcher as { pid: number; uid?: number; found?: FoundSecret[] } | undefined;
+				if (!w) continue;
+				const entry = byPid.get(w.pid) ?? { pid: w.pid, uid: w.uid ?? -1, found: [] };
+				if (w.uid !== undefined) entry.uid = w.uid;
+				entry.found.push(...(w.found ?? []));
+				byPid.set(w.pid, entry);
+			}
+			return [...byPid.values()];
+		},
 	};
 }

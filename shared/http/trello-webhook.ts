@@ -1,8 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { type TrelloWebhook, trelloVerdict } from "../domain/trello-trigger";
-import { sameName } from "../domain/workflow";
-import { NotConfigured, TrackerError } from "../trackers/tracker";
 import { acceptDelivery, configOr503, ignored, ownActorAnswer } from "./accept";
 import type { ApiDeps } from "./deps";
 

@@ -28,7 +28,8 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	}
 	const event = c.req.header("x-github-event") ?? "";
 	if (event === "ping") return ignored(c, "ping");
-	if (event !== "issues" && event !== "pull_request")
+	// Answered without the config, so GitHub is never told to retry an event Lisa never wants.
+	if (!["issues", "issue_comment", "pull_request"].includes(event))
 		return ignored(c, `${event || "unknown"} events are not handled`);
 	const deliveryId = c.req.header("x-github-delivery");
 	if (!deliveryId) return c.json({ error: "missing X-GitHub-Delivery header" }, 400);

@@ -42,6 +42,8 @@ const TASK_ENV_ALLOW = [
 	/^(ANTHROPIC|CLAUDE_CODE|GEMINI|GOOGLE_GENAI|OPENAI|OPENROUTER|OPENCODE|CODEX)_/,
 	/^(GOOGLE_API_KEY|GOOGLE_CLOUD_PROJECT)$/,
 	/^LISA_LLM_/,
+	// Run the agent as its own user (the task must then run as root; see README › The container).
+	/^LISA_AGENT_(UID|GID|HOME)$/,
 	/^AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED$/,
 ];
 

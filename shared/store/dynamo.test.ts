@@ -107,14 +107,19 @@ describe("DynamoStore against dynalite", () => {
 		).rejects.toThrow(/whole list/);
 	});
 
-	it("lets the task write its own step fields only while on its attempt", async () => {
+	it("lets the task write its own step fields only while its attempt is launching or running", async () => {
 		const run = makeRun();
 		await store.createRun(run);
 		const r1 = await store.updateRun(
 			run,
-			{ set: { status: "running" }, appendSteps: [newStep(0, "api")] },
+			{ set: { status: "running" }, appendSteps: [{ ...newStep(0, "api"), status: "launching" }] },
 			at(60),
 		);
+		// The task may write before the launcher recorded it as running.
+		expect(await store.updateStepFields(run.runId, 0, 1, { agentState: "just_started" })).toBe(
+			true,
+		);
+		const r2 = await store.updateRun(r1, { steps: { 0: { status: "running" } } }, at(61));
 		expect(
 			await store.updateStepFields(run.runId, 0, 1, {
 				heartbeatAt: at(61),
@@ -124,7 +129,21 @@ describe("DynamoStore against dynalite", () => {
 		expect(await store.updateStepFields(run.runId, 0, 2, { agentState: "completed" })).toBe(false);
 		const after = await store.getRun(run.runId);
 		expect(after?.steps[0]).toMatchObject({ heartbeatAt: at(61), agentState: "in_progress" });
-		expect(after?.version).toBe(r1.version); // the task never bumps the version
+		expect(after?.version).toBe(r2.version); // the task never bumps the version
+
+		// Cancelled (or finished) on the same attempt: the task's writes are refused, so it stops.
+		await store.updateRun(r2, { steps: { 0: { status: "cancelled" } } }, at(62));
+		expect(await store.updateStepFields(run.runId, 0, 1, { heartbeatAt: at(63) })).toBe(false);
+		expect(
+			await store.updateStepFields(run.runId, 0, 1, {
+				report: { attempt: 1, outcome: "succeeded", at: at(63) },
+			}),
+		).toBe(false);
+		expect((await store.getRun(run.runId))?.steps[0]).toMatchObject({
+			status: "cancelled",
+			heartbeatAt: at(61),
+		});
+		expect((await store.getRun(run.runId))?.steps[0]?.report).toBeUndefined();
 	});
 
 	it("lists runs newest first with a working cursor, and filters by status and source", async () => {

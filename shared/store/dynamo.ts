@@ -225,7 +225,8 @@ export class DynamoStore {
 
 	/**
 	 * The task's own writes: fields of its step (heartbeat, agent state, report), only while the step
-	 * is still on the task's attempt. Never touches the run's status or version.
+	 * is still on the task's attempt and still launching or running: false tells the task of a
+	 * cancelled, finished or superseded attempt to stop. Never touches the run's status or version.
 	 */
 	async updateStepFields(
 		runId: string,
@@ -247,7 +248,7 @@ export class DynamoStore {
 					TableName: this.table,
 					Key: key.run(runId),
 					UpdateExpression: e.toString(),
-					ConditionExpression: `${step}.${e.name("attempt")} = ${e.value(attempt)}`,
+					ConditionExpression: `${step}.${e.name("attempt")} = ${e.value(attempt)} AND ${step}.${e.name("status")} IN (${e.value("launching")}, ${e.value("running")})`,
 					ExpressionAttributeNames: e.names,
 					ExpressionAttributeValues: e.values,
 				}),

@@ -1,8 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { parseConfigText } from "../config/load";
 import type { StepFinished } from "../queue/messages";
-import { cancelPatch, decideOnStepFinished, failureSummary, nextWave } from "./progress";
-import { newRun, newStep, planStep, type Run, type Step, workSteps } from "./run";
+import {
+	cancelPatch,
+	decideOnStepFinished,
+	failureSummary,
+	nextWave,
+	type StepOutcome,
+	tasksToStop,
+} from "./progress";
+import { newRun, newStep, planStep, type Run, type Step, type StepReport, workSteps } from "./run";
 
 const now = "2026-11-21T12:00:00.000Z";
 const L = { maxAttempts: 3, parallelSteps: 1 };
@@ -17,7 +24,7 @@ function running(steps = 1, attempt = 1): Run {
 		})),
 	};
 }
-const msg = (over: Partial<StepFinished> = {}): StepFinished => ({
+const msg = (over: Partial<StepOutcome> = {}): StepOutcome => ({
 	type: "step.finished",
 	runId: "R1",
 	stepIndex: 0,
@@ -102,6 +109,42 @@ describe("decideOnStepFinished", () => {
 			kind: "ignore",
 			reason: "run already failed",
 		});
+	});
+
+	it("lets the report the task stored win over a failure Lisa concluded from a stale view", () => {
+		const stored = (over: Partial<StepReport>): Run => {
+			const run = running();
+			const report = { attempt: 1, outcome: "succeeded" as const, at: now, ...over };
+			return { ...run, steps: run.steps.map((s) => ({ ...s, report })) };
+		};
+		const lost = msg({ outcome: "failed", transient: true, error: "task lost", synthetic: true });
+		const pr = "https://github.com/a/b/pull/7";
+		const d = decideOnStepFinished(stored({ prUrl: pr, branch: "feat/y" }), lost, now, L);
+		expect(d).toMatchObject({ kind: "finish", outcome: "succeeded" });
+		expect(d.patch?.steps?.[0]).toMatchObject({ status: "succeeded", prUrl: pr, branch: "feat/y" });
+		// A timeout concluded while the task reported a permanent failure: the task's reason stands.
+		const timedOut = msg({
+			outcome: "failed",
+			transient: false,
+			error: "timed out",
+			synthetic: true,
+		});
+		const failed = decideOnStepFinished(
+			stored({ outcome: "failed", error: "tests fail" }),
+			timedOut,
+			now,
+			L,
+		);
+		expect(failed.patch?.steps?.[0]).toMatchObject({ status: "failed", error: "tests fail" });
+		// A report of another attempt, or none, leaves the conclusion as it is.
+		expect(decideOnStepFinished(stored({ attempt: 2 }), lost, now, L)).toMatchObject({
+			kind: "retry",
+			attempt: 2,
+		});
+		expect(decideOnStepFinished(running(), lost, now, L).kind).toBe("retry");
+		// The task's own message is never replaced.
+		const real = msg({ outcome: "failed", transient: true, error: "429" });
+		expect(decideOnStepFinished(stored({}), real, now, L).kind).toBe("retry");
 	});
 
 	it("cancels every unfinished step with the run", () => {
@@ -258,8 +301,9 @@ describe("ordered steps", () => {
 		run = { ...run, steps: run.steps.map((s) => (s.index === 2 ? { ...s, taskId: "t-docs" } : s)) };
 		run = apply(run, finish(run, 1)); // api succeeded; docs still running
 		const d = finish(run, 2, { outcome: "failed", error: "tests fail", prUrl: undefined });
-		expect(d).toMatchObject({ kind: "finish", outcome: "failed", stop: [] });
+		expect(d).toMatchObject({ kind: "finish", outcome: "failed" });
 		const failed = apply(run, d);
+		expect(tasksToStop(failed)).toEqual([]);
 		expect(failed.steps.map((s) => s.status)).toEqual([
 			"succeeded",
 			"succeeded",
@@ -277,7 +321,8 @@ describe("ordered steps", () => {
 			steps: both.steps.map((s) => (s.index === 2 ? { ...s, taskId: "t-docs" } : s)),
 		};
 		const d2 = finish(running2, 1, { outcome: "failed", error: "boom", prUrl: undefined });
-		expect(d2).toMatchObject({ kind: "finish", stop: ["t-docs"] });
+		expect(d2).toMatchObject({ kind: "finish" });
+		expect(tasksToStop(apply(running2, d2))).toEqual(["t-docs"]);
 		expect(apply(running2, d2).steps.map((s) => s.status)).toEqual([
 			"succeeded",
 			"failed",

@@ -6,6 +6,7 @@ import {
 	type Run,
 	type RunPatch,
 	type Step,
+	type StepReport,
 	stepStatusAfter,
 	workSteps,
 } from "./run";
@@ -14,17 +15,50 @@ import { isTerminalRun, isTerminalStep, nextRunStatus } from "./states";
 // What the pipeline does next when a step reports (or is found dead). Pure: the handler applies the
 // patch with one conditional write and then performs the side effects the decision names.
 
+/** A step's outcome as the handler gets it: the task's report, or one Lisa concluded itself. */
+export type StepOutcome = StepFinished & {
+	/**
+	 * Not from the task: the sweeper or an ECS event concluded the attempt failed (lost, crashed,
+	 * timed out, never launched). Such a conclusion may rest on a stale view, so a report the task
+	 * stored for the attempt wins over it.
+	 */
+	synthetic?: true;
+};
+
+/** The message a stored report stands for (re-sent when the task's own message was lost). */
+export function reportMessage(runId: string, stepIndex: number, report: StepReport): StepFinished {
+	return {
+		type: "step.finished",
+		runId,
+		stepIndex,
+		attempt: report.attempt,
+		outcome: report.outcome,
+		branch: report.branch,
+		prUrl: report.prUrl,
+		error: report.error,
+		transient: report.transient,
+		provider: report.provider,
+		plan: report.plan,
+	};
+}
+
+/** What a decision rests on: a synthetic failure gives way to the report stored for its attempt. */
+export function effectiveOutcome(run: Run, msg: StepOutcome): StepOutcome {
+	if (!msg.synthetic) return msg;
+	const report = run.steps[msg.stepIndex]?.report;
+	return report?.attempt === msg.attempt ? reportMessage(run.runId, msg.stepIndex, report) : msg;
+}
+
 export type Decision =
 	| { kind: "ignore"; reason: string; patch?: undefined }
 	| { kind: "retry"; patch: RunPatch; stepIndex: number; attempt: number }
 	/** The run goes on: launch these steps (none while siblings of the same order still run). */
 	| { kind: "advance"; patch: RunPatch; launch: number[]; plan?: Plan }
-	/** The run ended; `stop` are the tasks of siblings cancelled with it. */
+	/** The run ended (finalize stops the tasks of siblings cancelled with it). */
 	| {
 			kind: "finish";
 			patch: RunPatch;
 			outcome: "succeeded" | "failed";
-			stop: string[];
 			/** A plan the handler refused (the task's checks are not trusted). */
 			planErrors?: string[];
 	  };
@@ -39,10 +73,11 @@ export interface Limits {
 
 export function decideOnStepFinished(
 	run: Run,
-	msg: StepFinished,
+	outcome: StepOutcome,
 	now: string,
 	limits: Limits,
 ): Decision {
+	const msg = effectiveOutcome(run, outcome);
 	if (isTerminalRun(run.status)) return { kind: "ignore", reason: `run already ${run.status}` };
 	const step = run.steps[msg.stepIndex];
 	if (!step) return { kind: "ignore", reason: `run has no step ${msg.stepIndex}` };
@@ -91,7 +126,6 @@ export function decideOnStepFinished(
 		return {
 			kind: "finish",
 			outcome: "succeeded",
-			stop: [],
 			patch: {
 				set: { status: nextRunStatus(run.status, "succeed"), finishedAt: now, error: undefined },
 				steps: { [step.index]: finished },
@@ -168,20 +202,16 @@ function acceptPlan(
 	};
 }
 
-/** A step failed for good: the rest stop (pending ones cancelled, running siblings stopped). */
+/** A step failed for good: the rest stop (pending ones cancelled, running siblings too). */
 function failRun(run: Run, index: number, finished: Partial<Step>, now: string): Finish {
 	const steps: Record<number, Partial<Step>> = { [index]: finished };
-	const stop: string[] = [];
 	for (const s of run.steps)
-		if (s.index !== index && !isTerminalStep(s.status)) {
+		if (s.index !== index && !isTerminalStep(s.status))
 			steps[s.index] = { status: stepStatusAfter(s, "cancel"), finishedAt: now };
-			if (s.taskId) stop.push(s.taskId);
-		}
 	const after = run.steps.map((s) => ({ ...s, ...steps[s.index] }));
 	return {
 		kind: "finish",
 		outcome: "failed",
-		stop,
 		patch: {
 			set: {
 				status: nextRunStatus(run.status, "fail"),
@@ -215,6 +245,12 @@ export function failureSummary(steps: readonly Step[], failedIndex: number): str
 			: "No step succeeded.",
 		...(cancelled.length ? [`Cancelled: ${cancelled.map(label).join(", ")}`] : []),
 	].join("\n");
+}
+
+/** The tasks a finished run must stop: those of steps cancelled with it (stopping is idempotent). */
+export function tasksToStop(run: Run): string[] {
+	if (!isTerminalRun(run.status)) return [];
+	return run.steps.flatMap((s) => (s.status === "cancelled" && s.taskId ? [s.taskId] : []));
 }
 
 /** A run stopped by a person: every unfinished step is cancelled with it. */

@@ -87,6 +87,8 @@ export interface TrackerProgress {
 	sessionFinal?: boolean;
 	/** The issue moved to `source_config.merged` after every PR merged. */
 	merged?: boolean;
+	/** The tasks of steps cancelled with the finished run are stopped. */
+	tasksStopped?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
 }
@@ -132,9 +134,15 @@ export interface Run {
 	tracker: TrackerProgress;
 	/** Set when the run was started by delegating the issue to Lisa's Linear app. */
 	agentSessionId?: string;
+	/** The newest follow-ups of the agent session (bounded: the run is one item of at most 400 KB). */
 	prompts?: SessionPrompt[];
+	/** How many older follow-ups were dropped from `prompts`. */
+	promptsDropped?: number;
 	closedPullRequests?: PullRequestClosed[];
-	/** Set while the run waits for one of `limits.max_concurrent_runs` slots. */
+	/**
+	 * Set while the run waits queued: for one of `limits.max_concurrent_runs` slots, or for the
+	 * issue's previous run to finish its tracker updates.
+	 */
 	waitingSince?: string;
 }
 

@@ -13,33 +13,34 @@ export const ignored = (c: Context, reason: string) => c.json({ ignored: reason 
 
 /**
  * Claims a delivery id (a redelivery answers duplicate), sends the message, answers 202. If sending
- * fails the claim is released so the provider's retry wins.
+ * fails the claim is released so the provider's retry wins. The message carries the claim's id: a
+ * retry that takes over a stale claim re-sends the id the first attempt may already have sent.
  */
 async function claimAndSend(
 	c: Context,
 	deps: ApiDeps,
 	req: { source: SourceName; deliveryId: string; claimId: string },
-	send: (requestedAt: string) => Promise<void>,
-	answer: Record<string, unknown>,
+	send: (requestedAt: string, claimId: string) => Promise<void>,
+	answer: (claimId: string) => Record<string, unknown>,
 ): Promise<Response> {
 	const now = deps.now();
-	const claimed = await deps.store.claimDelivery(req.source, req.deliveryId, req.claimId, {
+	const claimId = await deps.store.claimDelivery(req.source, req.deliveryId, req.claimId, {
 		nowMs: now.getTime(),
 		ttlSeconds: DEDUPE_TTL_SECONDS,
 		staleMs: STALE_CLAIM_MS,
 	});
-	if (!claimed) return c.json({ duplicate: true }, 200);
+	if (!claimId) return c.json({ duplicate: true }, 200);
 	try {
-		await send(now.toISOString());
+		await send(now.toISOString(), claimId);
 	} catch (err) {
 		deps.log.error({ err, deliveryId: req.deliveryId }, "could not enqueue a delivery");
-		await deps.store.releaseDelivery(req.source, req.deliveryId, req.claimId).catch(() => {});
+		await deps.store.releaseDelivery(req.source, req.deliveryId, claimId).catch(() => {});
 		return c.json({ error: "could not queue the request; retry later" }, 503);
 	}
 	await deps.store.markDeliveryQueued(req.source, req.deliveryId).catch((err) => {
 		deps.log.warn({ err, deliveryId: req.deliveryId }, "delivery claim left pending");
 	});
-	return c.json(answer, 202);
+	return c.json(answer(claimId), 202);
 }
 
 /** Accepts a verified delivery that starts a run: `run.requested` on the intake queue. */
@@ -54,12 +55,11 @@ export function acceptDelivery(
 		agentSessionId?: string;
 	},
 ): Promise<Response> {
-	const runId = deps.newRunId();
 	return claimAndSend(
 		c,
 		deps,
-		{ source: req.source, deliveryId: req.deliveryId, claimId: runId },
-		(requestedAt) =>
+		{ source: req.source, deliveryId: req.deliveryId, claimId: deps.newRunId() },
+		(requestedAt, runId) =>
 			deps.queue.send("intake", {
 				type: "run.requested",
 				source: req.source,
@@ -71,7 +71,7 @@ export function acceptDelivery(
 				runId,
 				...(req.agentSessionId ? { agentSessionId: req.agentSessionId } : {}),
 			}),
-		{ runId },
+		(runId) => ({ runId }),
 	);
 }
 
@@ -86,7 +86,7 @@ export function forwardDelivery(
 		deps,
 		{ source: req.source, deliveryId: req.deliveryId, claimId: req.message.runId },
 		() => deps.queue.send("events", req.message),
-		{ queued: true, runId: req.message.runId },
+		() => ({ queued: true, runId: req.message.runId }),
 	);
 }
 

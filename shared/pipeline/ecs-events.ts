@@ -120,6 +120,7 @@ export async function handleTaskStateChange(
 		outcome: "failed",
 		transient: true,
 		error: reason,
+		synthetic: true,
 	});
 	return { handled: true, runId: run.runId, stepIndex: step.index, attempt, reason };
 }

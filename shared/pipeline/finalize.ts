@@ -1,5 +1,6 @@
 import { cancelledComment, failureComment, successComment } from "../domain/comments";
 import { finalActivity } from "../domain/linear-session";
+import { tasksToStop } from "../domain/progress";
 import { prUrls, type Run, type TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
@@ -12,13 +13,15 @@ type Effect = keyof TrackerProgress;
 type Perform = (t: Source, r: Run) => Promise<void>;
 
 /**
- * Tells the tracker how a finished run ended: status, PR links, label, comment. Each effect is
- * recorded on the run once done, so a redelivered message or the sweeper resumes where a crash
- * stopped. Transient tracker errors throw (to be retried); permanent ones are noted on the run.
+ * Stops the tasks of the steps cancelled with the run, then tells the tracker how the run ended:
+ * status, PR links, label, comment. Each effect is recorded on the run once done, so a redelivered
+ * message or the sweeper resumes where a crash stopped. Transient tracker errors throw (to be
+ * retried); permanent ones are noted on the run.
  */
 export async function finalize(deps: PipelineDeps, runId: string): Promise<void> {
 	let run = await deps.store.getRun(runId);
 	if (!run || !isTerminalRun(run.status) || run.tracker.done) return;
+	if (!run.tracker.tasksStopped) run = await stopTasks(deps, run);
 
 	const effects = plannedEffects(run, deps);
 	let tracker: Source | undefined;
@@ -42,6 +45,28 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 	if (run.issueId) await deps.store.releaseIssueLock(run.source, run.issueId, runId);
 	await releaseSlot(deps, runId);
 	await recordProgress(deps, runId, { done: true });
+}
+
+/**
+ * Stops the tasks of cancelled steps (a cancel, or a sibling's failure). Here rather than where the
+ * run ended, so a crash in between is repaired by whatever finalizes the run next. A stop that
+ * fails while the task may still run throws, to be retried.
+ */
+async function stopTasks(deps: PipelineDeps, run: Run): Promise<Run> {
+	const tasks = tasksToStop(run);
+	if (!tasks.length) return run;
+	const reason = run.error ? `run ${run.status}: ${run.error}` : `run ${run.status}`;
+	for (const taskId of tasks) {
+		try {
+			await deps.launcher.stop(taskId, reason);
+		} catch (err) {
+			if ((await deps.launcher.isAlive(taskId).catch(() => undefined)) === false) continue;
+			const why = `could not stop ${taskId}: ${(err as Error).message}`;
+			await note(deps, run.runId, "task.stop_failed", why);
+			throw err;
+		}
+	}
+	return (await recordProgress(deps, run.runId, { tasksStopped: true })) ?? run;
 }
 
 /** Gives the run's slot back and wakes the oldest queued run, which may be waiting for one. */

@@ -1,4 +1,5 @@
 import { ulid } from "ulid";
+import { holdsIssue } from "../domain/issue-lock";
 import { cancelPatch, failPatch } from "../domain/progress";
 import { type IssueSnapshot, newRun, newStep, pickRepo, planStep, type Run } from "../domain/run";
 import { isTerminalRun, nextRunStatus } from "../domain/states";
@@ -102,11 +103,18 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	const lock = await deps.store.acquireIssueLock(run.source, issue.id, run.runId);
 	if (!lock.acquired) {
 		const holder = await deps.store.getRun(lock.holder);
-		const stale = !holder || isTerminalRun(holder.status);
-		const retaken = stale
-			? (await deps.store.acquireIssueLock(run.source, issue.id, run.runId, lock.holder)).acquired
-			: false;
+		const retaken = holdsIssue(holder, deps.now())
+			? false
+			: (await deps.store.acquireIssueLock(run.source, issue.id, run.runId, lock.holder)).acquired;
 		if (!retaken) {
+			// A finished run whose tracker updates are pending keeps the issue: this one waits, so
+			// the old run's last status change and comment never land on top of the new run.
+			if (holder && isTerminalRun(holder.status))
+				return waitQueued(
+					deps,
+					run.runId,
+					`waiting for the issue's previous run ${holder.runId} (${holder.status}) to finish updating the tracker`,
+				);
 			const now = deps.now().toISOString();
 			const reason = `issue ${issue.key ?? issue.id} already has an active run (${lock.holder})`;
 			await mutate(deps, run.runId, (r) => {
@@ -126,21 +134,12 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	// (keeping the issue's lock); the next run to finish, or the sweeper, sends its request again.
 	const max = config.limits.max_concurrent_runs;
 	const slot = await deps.store.acquireRunSlot(run.runId, max);
-	if (!slot.acquired) {
-		const waiting = await mutate(deps, run.runId, (r) =>
-			r.status !== "queued" || r.waitingSince
-				? {}
-				: { patch: { set: { waitingSince: deps.now().toISOString() } } },
+	if (!slot.acquired)
+		return waitQueued(
+			deps,
+			run.runId,
+			`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
 		);
-		if (waiting?.changed)
-			await note(
-				deps,
-				run.runId,
-				"run.waiting",
-				`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
-			);
-		return undefined;
-	}
 
 	// Several repos: an agent plans which of them change, in what order (seed 004 §2). One repo:
 	// straight to work.
@@ -174,6 +173,17 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 				)
 			: note(deps, run.runId, "run.started", `working on ${what} in ${first.repo}`));
 	return res?.run;
+}
+
+/** Leaves the run queued for the sweeper (or a finishing run) to send its request again; said once. */
+async function waitQueued(deps: PipelineDeps, runId: string, why: string): Promise<undefined> {
+	const waiting = await mutate(deps, runId, (r) =>
+		r.status !== "queued" || r.waitingSince
+			? {}
+			: { patch: { set: { waitingSince: deps.now().toISOString() } } },
+	);
+	if (waiting?.changed) await note(deps, runId, "run.waiting", why);
+	return undefined;
 }
 
 async function markStarted(deps: PipelineDeps, run: Run): Promise<Run> {

@@ -1,5 +1,5 @@
 import type { LisaConfig } from "../config/schema";
-import { isTerminalRun } from "../domain/states";
+import { holdsIssue } from "../domain/issue-lock";
 import { issueQuery, workflowStates } from "../domain/workflow";
 import type { SourceIssue } from "../trackers/tracker";
 import type { PipelineDeps } from "./deps";
@@ -11,8 +11,11 @@ export type PollDeps = Pick<PipelineDeps, "store" | "queue" | "tracker" | "now" 
 	newRunId(): string;
 };
 
-/** The id of the issue's active run, if it has one. */
-export async function activeRunOf(
+/**
+ * The id of the run that owns the issue, if one does: an active run, or a finished one still
+ * updating the tracker (it moves the issue itself; a new run would wait for it).
+ */
+export async function ownerOf(
 	deps: PollDeps,
 	source: string,
 	issueId: string,
@@ -20,33 +23,32 @@ export async function activeRunOf(
 	const holder = await deps.store.issueLockHolder(source, issueId);
 	if (!holder) return undefined;
 	const run = await deps.store.getRun(holder);
-	return run && !isTerminalRun(run.status) ? run.runId : undefined;
+	return holdsIssue(run, deps.now()) ? holder : undefined;
 }
 
 /**
- * Issues left in `in_progress` (with the label) by a run that is no longer active go back to
- * `pick_from`, so they are picked again. Issues an active run works on are left alone.
+ * Issues left in `in_progress` (with the label) by a run that no longer owns them go back to
+ * `pick_from`, so they are picked again. Issues a run works on or still finishes are left alone.
  */
 export async function recoverOrphans(deps: PollDeps, config: LisaConfig): Promise<SourceIssue[]> {
 	const sc = config.source_config;
 	const tracker = deps.tracker(config.source);
 	const recovered: SourceIssue[] = [];
 	for (const issue of await tracker.nextIssues(issueQuery(sc, sc.in_progress))) {
-		if (await activeRunOf(deps, config.source, issue.id)) continue;
+		if (await ownerOf(deps, config.source, issue.id)) continue;
 		await tracker.moveTo(issue.id, sc.pick_from, workflowStates(sc));
 		recovered.push(issue);
 	}
 	return recovered;
 }
 
-/** The next labelled issue in pick_from that no run is working on. */
+/** The next labelled issue in pick_from that no run owns. */
 export async function nextIssue(
 	deps: PollDeps,
 	config: LisaConfig,
 ): Promise<SourceIssue | undefined> {
 	const candidates = await deps.tracker(config.source).nextIssues(issueQuery(config.source_config));
-	for (const issue of candidates)
-		if (!(await activeRunOf(deps, config.source, issue.id))) return issue;
+	for (const issue of candidates) if (!(await ownerOf(deps, config.source, issue.id))) return issue;
 	return undefined;
 }
 

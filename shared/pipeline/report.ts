@@ -27,6 +27,23 @@ export async function recordProgress(
 	return res?.run;
 }
 
+/**
+ * Records a progress post as done before it is made; returns the run when this caller recorded it.
+ * Two handlers of one run may get to the same post together (redeliveries, the sweeper's
+ * re-drives): only one posts. At most once, like every progress post: a crash right after the
+ * claim loses the post.
+ */
+async function claimPost(
+	deps: PipelineDeps,
+	runId: string,
+	post: "startComment" | "planComment",
+): Promise<Run | undefined> {
+	const res = await mutate(deps, runId, (r) =>
+		r.tracker[post] ? {} : { patch: { set: { tracker: { ...r.tracker, [post]: true } } } },
+	);
+	return res?.changed ? res.run : undefined;
+}
+
 function sourceOf(deps: PipelineDeps, run: Run): Source | undefined {
 	try {
 		return deps.tracker(run.source);
@@ -99,25 +116,28 @@ export async function acknowledgeSession(deps: PipelineDeps, run: Run): Promise<
 /** "Lisa is working on it": a comment with the run link, or an action in the agent session. */
 export async function reportStart(deps: PipelineDeps, run: Run): Promise<Run> {
 	if (run.tracker.startComment || !run.issue) return run;
-	const url = deps.runUrl(run.runId);
-	if (run.agentSessionId)
+	const claimed = await claimPost(deps, run.runId, "startComment");
+	if (!claimed) return run;
+	const url = deps.runUrl(claimed.runId);
+	if (claimed.agentSessionId)
 		await bestEffort(
 			deps,
-			run,
+			claimed,
 			"posting the start to the agent session",
-			postActivity(run, startedAction(run)),
+			postActivity(claimed, startedAction(claimed)),
 		);
-	else if (run.config?.comments.enabled ?? true)
-		await bestEffort(deps, run, "commenting the start", (s) =>
-			s.comment(run.issue?.id ?? run.issueId, startComment(run, url)),
+	else if (claimed.config?.comments.enabled ?? true)
+		await bestEffort(deps, claimed, "commenting the start", (s) =>
+			s.comment(claimed.issue?.id ?? claimed.issueId, startComment(claimed, url)),
 		);
-	return (await recordProgress(deps, run.runId, { startComment: true })) ?? run;
+	return claimed;
 }
 
 /** The accepted plan of a multi-repository run, once (a redelivered report does not repeat it). */
 export async function reportPlan(deps: PipelineDeps, run: Run): Promise<void> {
 	const plan = run.plan;
 	if (!plan || !run.issue || run.tracker.skip || run.tracker.planComment) return;
+	if (!(await claimPost(deps, run.runId, "planComment"))) return;
 	if (run.agentSessionId)
 		await bestEffort(
 			deps,
@@ -129,7 +149,6 @@ export async function reportPlan(deps: PipelineDeps, run: Run): Promise<void> {
 		await bestEffort(deps, run, "commenting the plan", (s) =>
 			s.comment(run.issue?.id ?? run.issueId, planComment(run, plan, deps.runUrl(run.runId))),
 		);
-	await recordProgress(deps, run.runId, { planComment: true });
 }
 
 /** A step opened its PR and the run goes on (multi-repository runs). */

@@ -1,4 +1,5 @@
 import { promptReply } from "../domain/linear-session";
+import { addPrompt } from "../domain/session-prompts";
 import { isTerminalRun } from "../domain/states";
 import type { SessionPrompted } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
@@ -14,15 +15,13 @@ export async function handleSessionPrompted(
 	msg: SessionPrompted,
 ): Promise<void> {
 	const res = await mutate(deps, msg.runId, (run) => {
-		const prompts = run.prompts ?? [];
-		if (prompts.some((p) => p.id === msg.activityId)) return {};
-		const prompt = {
+		const added = addPrompt(run, {
 			id: msg.activityId,
 			body: msg.body.slice(0, MAX_PROMPT),
 			at: msg.requestedAt,
 			...(msg.author ? { author: msg.author } : {}),
-		};
-		return { patch: { set: { prompts: [...prompts, prompt] } } };
+		});
+		return added ? { patch: { set: added } } : {};
 	});
 	if (!res?.changed) return;
 	const { run } = res;

@@ -1,8 +1,13 @@
 import type { Plan } from "../domain/plan";
-import { cancelPatch, decideOnStepFinished } from "../domain/progress";
+import {
+	cancelPatch,
+	decideOnStepFinished,
+	effectiveOutcome,
+	type StepOutcome,
+} from "../domain/progress";
 import type { Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
-import type { CancelRequested, StepFinished } from "../queue/messages";
+import type { CancelRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
@@ -44,6 +49,7 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 			outcome: "failed",
 			transient: true,
 			error: reason,
+			synthetic: true,
 		});
 		return;
 	}
@@ -70,23 +76,35 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 }
 
 /**
- * Applies a step's report (from the queue, or synthesised by the sweeper for a lost task): retry,
- * turn an accepted plan into steps, launch the next steps, or finish the run (stopping running
- * siblings of a failed step) and update the tracker.
+ * Applies a step's report (from the queue, or synthesised by the sweeper or an ECS event for a lost
+ * task): retry, turn an accepted plan into steps, launch the next steps, or finish the run
+ * (finalize stops running siblings of a failed step) and update the tracker.
  */
-export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished): Promise<void> {
+export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcome): Promise<void> {
 	const now = deps.now().toISOString();
-	const res = await mutate(deps, msg.runId, (run) =>
-		decideOnStepFinished(run, msg, now, {
+	const res = await mutate(deps, outcome.runId, (run) => {
+		// What the decision rests on, for the timeline: the stored report beats a synthetic failure.
+		const msg = effectiveOutcome(run, outcome);
+		const limits = {
 			maxAttempts: run.config?.limits.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
 			parallelSteps: run.config?.limits.parallel_steps ?? 1,
-		}),
-	);
+		};
+		return { ...decideOnStepFinished(run, msg, now, limits), msg };
+	});
 	if (!res) {
-		deps.log.warn({ runId: msg.runId }, "step report for an unknown run ignored");
+		deps.log.warn({ runId: outcome.runId }, "step report for an unknown run ignored");
 		return;
 	}
 	const { run, decision } = res;
+	const { msg } = decision;
+	if (outcome.synthetic && !msg.synthetic && decision.kind !== "ignore")
+		await note(
+			deps,
+			run.runId,
+			"step.reported",
+			`step ${msg.stepIndex + 1} attempt ${msg.attempt}: the task's stored report is used, not the failure concluded meanwhile (${outcome.error ?? "unknown"})`,
+			{ step: msg.stepIndex },
+		);
 	const step = msg.stepIndex + 1;
 	switch (decision.kind) {
 		case "ignore":
@@ -121,7 +139,6 @@ export async function handleStepFinished(deps: PipelineDeps, msg: StepFinished):
 			else await reportStep(deps, run, msg.stepIndex);
 			return;
 		case "finish":
-			await Promise.all(decision.stop.map((taskId) => deps.launcher.stop(taskId).catch(() => {})));
 			if (decision.planErrors)
 				await note(deps, run.runId, "plan.rejected", decision.planErrors.join("; "), {
 					step: msg.stepIndex,
@@ -153,33 +170,23 @@ function planSummary(plan: Plan): string {
 	return `plan accepted: ${plan.steps.map((s) => `${s.repo} (order ${s.order})`).join(", ")}`;
 }
 
-function stepSummary(msg: StepFinished): string {
+function stepSummary(msg: StepOutcome): string {
 	return msg.outcome === "succeeded"
 		? `step ${msg.stepIndex + 1} succeeded${msg.prUrl ? `: ${msg.prUrl}` : ""}`
 		: `step ${msg.stepIndex + 1} failed: ${msg.error ?? "unknown error"}`;
 }
 
-function reportData(msg: StepFinished): Record<string, unknown> {
+function reportData(msg: StepOutcome): Record<string, unknown> {
 	return { attempt: msg.attempt, branch: msg.branch, prUrl: msg.prUrl, provider: msg.provider };
 }
 
-/** `run.cancel`: mark the run and its unfinished steps cancelled, stop their tasks, tell the tracker. */
+/** `run.cancel`: mark the run and its unfinished steps cancelled; finalize stops their tasks. */
 export async function handleCancel(deps: PipelineDeps, msg: CancelRequested): Promise<void> {
 	const now = deps.now().toISOString();
-	const res = await mutate(deps, msg.runId, (run) => {
-		if (isTerminalRun(run.status)) return { stop: [] as string[] };
-		const patch = cancelPatch(run, now, msg.reason);
-		const stop = Object.keys(patch.steps ?? {}).flatMap((i) => run.steps[Number(i)]?.taskId ?? []);
-		return { patch, stop };
-	});
+	const res = await mutate(deps, msg.runId, (run) =>
+		isTerminalRun(run.status) ? {} : { patch: cancelPatch(run, now, msg.reason) },
+	);
 	if (!res) return;
-	if (res.changed) {
-		await Promise.all(
-			res.decision.stop.map((taskId) =>
-				deps.launcher.stop(taskId, `run cancelled: ${msg.reason}`).catch(() => {}),
-			),
-		);
-		await note(deps, msg.runId, "run.cancelled", msg.reason);
-	}
+	if (res.changed) await note(deps, msg.runId, "run.cancelled", msg.reason);
 	await finalize(deps, msg.runId);
 }

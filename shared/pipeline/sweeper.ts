@@ -1,16 +1,21 @@
-import type { Run, Step } from "../domain/run";
+import { FINALIZE_WINDOW_MS } from "../domain/issue-lock";
+import { reportMessage, type StepOutcome } from "../domain/progress";
+import { type Run, type Step, stepStatusAfter } from "../domain/run";
 import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
-import type { StepFinished } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize, redrive } from "./finalize";
-import { note } from "./mutate";
+import { mutate, note } from "./mutate";
 import { handleStepFinished } from "./steps";
 
-// The sweeper reconciles what at-least-once delivery and crashes can leave behind.
+// The sweeper reconciles what at-least-once delivery and crashes can leave behind. It finds runs
+// through the status index, which is eventually consistent: every decision about a run is taken on
+// the run read again (consistently), never on what the index listed.
 
 export const SWEEP = {
 	/** A queued run older than this lost its intake message. */
 	queuedGraceMs: 60_000,
+	/** A started run whose first step is still pending this long lost its intake message. */
+	intakeGraceMs: 60_000,
 	/** A task that has not started (no heartbeat) this long after launch is lost. */
 	launchGraceMs: 5 * 60_000,
 	/** A running task silent for this long is lost (it heartbeats every ~10 s). */
@@ -18,7 +23,7 @@ export const SWEEP = {
 	/** A report the task stored but whose queue message never arrived is applied after this. */
 	reportGraceMs: 30_000,
 	/** Finished runs whose tracker updates are incomplete are retried for this long. */
-	finalizeWindowMs: 24 * 3600_000,
+	finalizeWindowMs: FINALIZE_WINDOW_MS,
 	finalizeGraceMs: 30_000,
 };
 
@@ -28,6 +33,16 @@ export interface SweepReport {
 	lost: number;
 	timedOut: number;
 	finalized: number;
+	/** Runs whose handling threw this pass (logged; the next pass tries again). */
+	errors: number;
+}
+
+interface Pass {
+	/** The local stack just started: its tasks and in-memory queues are gone. */
+	restarted: boolean;
+	report: SweepReport;
+	/** How long ago `iso` was (infinitely long when unset). */
+	age(iso: string | undefined): number;
 }
 
 /**
@@ -39,21 +54,27 @@ export async function sweep(
 	opts: { restarted?: boolean } = {},
 ): Promise<SweepReport> {
 	const now = deps.now();
-	const ago = (ms: number) => new Date(now.getTime() - (opts.restarted ? 0 : ms)).toISOString();
-	const report: SweepReport = { redriven: 0, reported: 0, lost: 0, timedOut: 0, finalized: 0 };
+	const restarted = opts.restarted ?? false;
+	const ago = (ms: number) => new Date(now.getTime() - (restarted ? 0 : ms)).toISOString();
+	const pass: Pass = {
+		restarted,
+		report: { redriven: 0, reported: 0, lost: 0, timedOut: 0, finalized: 0, errors: 0 },
+		age: (iso) => (iso ? now.getTime() - Date.parse(iso) : Number.POSITIVE_INFINITY),
+	};
 
-	for (const run of await deps.store.runsByStatus("queued", { before: ago(SWEEP.queuedGraceMs) })) {
-		await redrive(deps, run);
-		// A run waiting for a slot is asked again every sweep; its timeline says so once.
-		if (!run.waitingSince)
-			await note(
-				deps,
-				run.runId,
-				"run.redriven",
-				"run was still queued; its request was sent again",
-			);
-		report.redriven++;
-	}
+	for (const run of await deps.store.runsByStatus("queued", { before: ago(SWEEP.queuedGraceMs) }))
+		await guarded(deps, pass, run.runId, async () => {
+			await redrive(deps, run);
+			// A run waiting for a slot is asked again every sweep; its timeline says so once.
+			if (!run.waitingSince)
+				await note(
+					deps,
+					run.runId,
+					"run.redriven",
+					"run was still queued; its request was sent again",
+				);
+			pass.report.redriven++;
+		});
 
 	// A slot whose run ended without giving it back (a crash inside finalize) is freed.
 	for (const holder of await deps.store.runSlotHolders()) {
@@ -63,10 +84,8 @@ export async function sweep(
 
 	const active: RunStatus[] = ["planning", "running"];
 	for (const status of active)
-		for (const run of await deps.store.runsByStatus(status, { before: now.toISOString() }))
-			for (const step of run.steps)
-				if (!isTerminalStep(step.status) && step.status !== "pending")
-					await checkStep(deps, run, step, now, opts.restarted ?? false, report);
+		for (const listed of await deps.store.runsByStatus(status, { before: now.toISOString() }))
+			await guarded(deps, pass, listed.runId, () => sweepRun(deps, listed.runId, pass));
 
 	for (const status of ["succeeded", "failed", "cancelled"] as const) {
 		const window = {
@@ -74,55 +93,100 @@ export async function sweep(
 			before: ago(SWEEP.finalizeGraceMs),
 		};
 		for (const run of await deps.store.runsByStatus(status, window))
-			if (!run.tracker.done) {
-				await finalize(deps, run.runId);
-				report.finalized++;
-			}
+			if (!run.tracker.done)
+				await guarded(deps, pass, run.runId, async () => {
+					await finalize(deps, run.runId);
+					pass.report.finalized++;
+				});
 	}
-	return report;
+	return pass.report;
+}
+
+/** One run's trouble (a tracker or ECS outage) must not keep the pass from the others. */
+async function guarded(
+	deps: PipelineDeps,
+	pass: Pass,
+	runId: string,
+	work: () => Promise<void>,
+): Promise<void> {
+	try {
+		await work();
+	} catch (err) {
+		pass.report.errors++;
+		deps.log.error({ err, runId }, "sweeper could not handle the run; the next pass retries");
+	}
+}
+
+async function sweepRun(deps: PipelineDeps, runId: string, pass: Pass): Promise<void> {
+	const run = await deps.store.getRun(runId);
+	if (!run || run.status === "queued" || isTerminalRun(run.status)) return;
+	if (run.steps[0]?.status === "pending") return resumeIntake(deps, run, pass);
+	for (const step of run.steps)
+		if (!isTerminalStep(step.status) && step.status !== "pending")
+			await checkStep(deps, runId, step.index, pass);
+}
+
+/**
+ * The intake started the run but stopped before launching its first step (tracker errors until the
+ * message went to the DLQ, a timeout, a restart that emptied the local queue). Its request is sent
+ * again: the intake resumes where it stopped, and only one launch can claim the step.
+ */
+async function resumeIntake(deps: PipelineDeps, run: Run, pass: Pass): Promise<void> {
+	if (!pass.restarted && pass.age(run.updatedAt) <= SWEEP.intakeGraceMs) return;
+	await redrive(deps, run);
+	await note(
+		deps,
+		run.runId,
+		"run.redriven",
+		"the run had not launched its first step; its request was sent again",
+	);
+	pass.report.redriven++;
+}
+
+/** Reads the step as it is now; undefined when nothing is left to check. */
+async function current(deps: PipelineDeps, runId: string, index: number) {
+	const run = await deps.store.getRun(runId);
+	const step = run?.steps[index];
+	if (!run || !step || isTerminalRun(run.status) || isTerminalStep(step.status)) return undefined;
+	if (step.status === "pending") return undefined;
+	return { run, step };
 }
 
 async function checkStep(
 	deps: PipelineDeps,
-	run: Run,
-	step: Step,
-	now: Date,
-	restarted: boolean,
-	report: SweepReport,
+	runId: string,
+	index: number,
+	pass: Pass,
 ): Promise<void> {
-	const age = (iso: string | undefined) =>
-		iso ? now.getTime() - Date.parse(iso) : Number.POSITIVE_INFINITY;
-	const base = {
-		type: "step.finished" as const,
-		runId: run.runId,
-		stepIndex: step.index,
+	const found = await current(deps, runId, index);
+	if (!found) return;
+	const { run, step } = found;
+	const { age, report } = pass;
+	const failed = (error: string, transient: boolean): StepOutcome => ({
+		type: "step.finished",
+		runId,
+		stepIndex: index,
 		attempt: step.attempt,
-	};
+		outcome: "failed",
+		transient,
+		error,
+		// Concluded here, not reported: a report the task stores meanwhile wins.
+		synthetic: true,
+	});
 	const lost = async (why: string) => {
 		report.lost++;
-		await note(deps, run.runId, "step.lost", why, {
-			step: step.index,
+		await note(deps, runId, "step.lost", why, {
+			step: index,
 			data: { attempt: step.attempt, taskId: step.taskId },
 		});
-		await handleStepFinished(deps, { ...base, outcome: "failed", transient: true, error: why });
+		await handleStepFinished(deps, failed(why, true));
 	};
 
 	// The task finished and stored its report, but the message never arrived (or was lost).
 	if (step.report && step.report.attempt === step.attempt) {
-		if (restarted || age(step.report.at) > SWEEP.reportGraceMs) {
+		if (pass.restarted || age(step.report.at) > SWEEP.reportGraceMs) {
 			report.reported++;
-			const r = step.report;
-			const msg: StepFinished = {
-				...base,
-				outcome: r.outcome,
-				branch: r.branch,
-				prUrl: r.prUrl,
-				error: r.error,
-				transient: r.transient,
-				provider: r.provider,
-				plan: r.plan,
-			};
-			await handleStepFinished(deps, msg);
+			await handleStepFinished(deps, reportMessage(runId, index, step.report));
 		}
 		return;
 	}
@@ -132,18 +196,14 @@ async function checkStep(
 		report.timedOut++;
 		const why = `step timed out after ${timeoutMin} minutes`;
 		if (step.taskId) await deps.launcher.stop(step.taskId, why).catch(() => {});
-		await note(deps, run.runId, "step.timed_out", why, { step: step.index });
-		await handleStepFinished(deps, { ...base, outcome: "failed", transient: false, error: why });
+		await note(deps, runId, "step.timed_out", why, { step: index });
+		await handleStepFinished(deps, failed(why, false));
 		return;
 	}
 
-	if (step.status === "launching") {
-		if (restarted || age(step.launchedAt) > SWEEP.launchGraceMs)
-			await lost("the agent task never started");
-		return;
-	}
+	if (step.status === "launching") return checkLaunching(deps, runId, step, pass, lost);
 
-	const alive = step.taskId ? await deps.launcher.isAlive(step.taskId) : false;
+	const alive = step.taskId ? await deps.launcher.isAlive(step.taskId) : undefined;
 	if (alive === false) {
 		// The ECS event usually reports this first; this is the backstop when it was lost.
 		const why = step.taskId
@@ -154,11 +214,58 @@ async function checkStep(
 		);
 		return;
 	}
+	if (!silence(step, age)) return;
+	// The task may have written since the read above (asking ECS takes a while): a healthy task is
+	// never stopped on an old heartbeat.
+	const again = (await current(deps, runId, index))?.step;
+	if (!again || again.attempt !== step.attempt || again.report?.attempt === step.attempt) return;
+	const silentFor = silence(again, age);
+	if (!silentFor) return;
+	const why = `no heartbeat from the agent task for ${Math.round(silentFor / 1000)} s`;
+	if (again.taskId) await deps.launcher.stop(again.taskId, why).catch(() => {});
+	await lost(why);
+}
+
+/** How long a running step's task has been silent, when that is longer than allowed. */
+function silence(step: Step, age: Pass["age"]): number | undefined {
 	const silentFor = age(step.heartbeatAt ?? step.launchedAt);
 	const limit = step.heartbeatAt ? SWEEP.heartbeatTimeoutMs : SWEEP.launchGraceMs;
-	if (silentFor > limit) {
-		const why = `no heartbeat from the agent task for ${Math.round(silentFor / 1000)} s`;
-		if (step.taskId) await deps.launcher.stop(step.taskId, why).catch(() => {});
-		await lost(why);
+	return silentFor > limit ? silentFor : undefined;
+}
+
+/**
+ * A launching step: its task was started but not recorded as running, or never started. A task
+ * that heartbeats is alive even when recording its id failed: it is recorded as running (without
+ * an id, its heartbeat alone tells whether it lives) rather than launched a second time.
+ */
+async function checkLaunching(
+	deps: PipelineDeps,
+	runId: string,
+	step: Step,
+	pass: Pass,
+	lost: (why: string) => Promise<void>,
+): Promise<void> {
+	const { age } = pass;
+	if (pass.restarted) return lost("the agent task never started");
+	if (step.heartbeatAt && age(step.heartbeatAt) <= SWEEP.heartbeatTimeoutMs) {
+		const res = await mutate(deps, runId, (r) => {
+			const s = r.steps[step.index];
+			if (s?.status !== "launching" || s.attempt !== step.attempt) return {};
+			return { patch: { steps: { [step.index]: { status: stepStatusAfter(s, "started") } } } };
+		});
+		if (res?.changed)
+			await note(
+				deps,
+				runId,
+				"step.running",
+				`step ${step.index + 1} attempt ${step.attempt} is running: its task heartbeats, though its id was not recorded`,
+				{ step: step.index, data: { attempt: step.attempt } },
+			);
+		return;
 	}
+	if (step.heartbeatAt)
+		return lost(
+			`no heartbeat from the agent task for ${Math.round(age(step.heartbeatAt) / 1000)} s`,
+		);
+	if (age(step.launchedAt) > SWEEP.launchGraceMs) await lost("the agent task never started");
 }

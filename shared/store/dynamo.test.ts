@@ -107,14 +107,19 @@ describe("DynamoStore against dynalite", () => {
 		).rejects.toThrow(/whole list/);
 	});
 
-	it("lets the task write its own step fields only while on its attempt", async () => {
+	it("lets the task write its own step fields only while its attempt is launching or running", async () => {
 		const run = makeRun();
 		await store.createRun(run);
 		const r1 = await store.updateRun(
 			run,
-			{ set: { status: "running" }, appendSteps: [newStep(0, "api")] },
+			{ set: { status: "running" }, appendSteps: [{ ...newStep(0, "api"), status: "launching" }] },
 			at(60),
 		);
+		// The task may write before the launcher recorded it as running.
+		expect(await store.updateStepFields(run.runId, 0, 1, { agentState: "just_started" })).toBe(
+			true,
+		);
+		const r2 = await store.updateRun(r1, { steps: { 0: { status: "running" } } }, at(61));
 		expect(
 			await store.updateStepFields(run.runId, 0, 1, {
 				heartbeatAt: at(61),
@@ -124,7 +129,21 @@ describe("DynamoStore against dynalite", () => {
 		expect(await store.updateStepFields(run.runId, 0, 2, { agentState: "completed" })).toBe(false);
 		const after = await store.getRun(run.runId);
 		expect(after?.steps[0]).toMatchObject({ heartbeatAt: at(61), agentState: "in_progress" });
-		expect(after?.version).toBe(r1.version); // the task never bumps the version
+		expect(after?.version).toBe(r2.version); // the task never bumps the version
+
+		// Cancelled (or finished) on the same attempt: the task's writes are refused, so it stops.
+		await store.updateRun(r2, { steps: { 0: { status: "cancelled" } } }, at(62));
+		expect(await store.updateStepFields(run.runId, 0, 1, { heartbeatAt: at(63) })).toBe(false);
+		expect(
+			await store.updateStepFields(run.runId, 0, 1, {
+				report: { attempt: 1, outcome: "succeeded", at: at(63) },
+			}),
+		).toBe(false);
+		expect((await store.getRun(run.runId))?.steps[0]).toMatchObject({
+			status: "cancelled",
+			heartbeatAt: at(61),
+		});
+		expect((await store.getRun(run.runId))?.steps[0]?.report).toBeUndefined();
 	});
 
 	it("lists runs newest first with a working cursor, and filters by status and source", async () => {
@@ -194,24 +213,29 @@ describe("DynamoStore against dynalite", () => {
 
 	it("dedupes deliveries, with expiry and stale-claim takeover", async () => {
 		const opts = { nowMs: Date.UTC(2026, 10, 21), ttlSeconds: 60, staleMs: 30_000 };
-		expect(await store.claimDelivery("linear", "d1", "R-a", opts)).toBe(true);
-		expect(await store.claimDelivery("linear", "d1", "R-b", opts)).toBe(false);
-		// A claim left pending by a dead process is taken over after staleMs …
+		expect(await store.claimDelivery("linear", "d1", "R-a", opts)).toBe("R-a");
+		expect(await store.claimDelivery("linear", "d1", "R-b", opts)).toBeUndefined();
+		// A claim left pending by a dead process is taken over after staleMs, with its run id: if the
+		// dead process did send its message, the retry's resumes the same run.
 		expect(
 			await store.claimDelivery("linear", "d1", "R-b", { ...opts, nowMs: opts.nowMs + 31_000 }),
-		).toBe(true);
+		).toBe("R-a");
+		// The takeover is a claim like any other: fresh for staleMs.
+		expect(
+			await store.claimDelivery("linear", "d1", "R-x", { ...opts, nowMs: opts.nowMs + 40_000 }),
+		).toBeUndefined();
 		await store.markDeliveryQueued("linear", "d1");
 		// … but a queued one is not, until it expires.
 		expect(
-			await store.claimDelivery("linear", "d1", "R-c", { ...opts, nowMs: opts.nowMs + 40_000 }),
-		).toBe(false);
+			await store.claimDelivery("linear", "d1", "R-c", { ...opts, nowMs: opts.nowMs + 90_000 }),
+		).toBeUndefined();
 		expect(
 			await store.claimDelivery("linear", "d1", "R-c", { ...opts, nowMs: opts.nowMs + 100_000 }),
-		).toBe(true);
+		).toBe("R-c");
 		await store.releaseDelivery("linear", "d1", "R-c");
 		expect(
 			await store.claimDelivery("linear", "d1", "R-d", { ...opts, nowMs: opts.nowMs + 100_000 }),
-		).toBe(true);
+		).toBe("R-d");
 	});
 
 	it("claims a delivery exactly once under concurrency", async () => {
@@ -220,6 +244,12 @@ describe("DynamoStore against dynalite", () => {
 			Array.from({ length: 20 }, (_, i) => store.claimDelivery("linear", "race", `R${i}`, opts)),
 		);
 		expect(results.filter(Boolean)).toHaveLength(1);
+		// A stale claim taken over by several retries at once goes to exactly one, with the first id.
+		const later = { ...opts, nowMs: opts.nowMs + 31_000 };
+		const retries = await Promise.all(
+			Array.from({ length: 10 }, (_, i) => store.claimDelivery("linear", "race", `S${i}`, later)),
+		);
+		expect(retries.filter(Boolean)).toEqual(results.filter(Boolean));
 	});
 
 	it("keeps an append-only timeline in order, paged", async () => {

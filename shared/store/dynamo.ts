@@ -225,7 +225,8 @@ export class DynamoStore {
 
 	/**
 	 * The task's own writes: fields of its step (heartbeat, agent state, report), only while the step
-	 * is still on the task's attempt. Never touches the run's status or version.
+	 * is still on the task's attempt and still launching or running: false tells the task of a
+	 * cancelled, finished or superseded attempt to stop. Never touches the run's status or version.
 	 */
 	async updateStepFields(
 		runId: string,
@@ -247,7 +248,7 @@ export class DynamoStore {
 					TableName: this.table,
 					Key: key.run(runId),
 					UpdateExpression: e.toString(),
-					ConditionExpression: `${step}.${e.name("attempt")} = ${e.value(attempt)}`,
+					ConditionExpression: `${step}.${e.name("attempt")} = ${e.value(attempt)} AND ${step}.${e.name("status")} IN (${e.value("launching")}, ${e.value("running")})`,
 					ExpressionAttributeNames: e.names,
 					ExpressionAttributeValues: e.values,
 				}),
@@ -605,41 +606,62 @@ export class DynamoStore {
 	// ── webhook delivery dedupe ───────────────────────────────────────────────────────────────
 
 	/**
-	 * Claims a delivery id. A claim left `pending` longer than `staleMs` (the process died between
-	 * claiming and enqueueing) can be claimed again, so a provider's retry is not lost.
+	 * Claims a delivery id; returns the run id to send it with, or undefined for a duplicate. A
+	 * claim left `pending` longer than `staleMs` (the process died between claiming and marking it
+	 * queued) is claimed again with its own run id: the provider's retry is not lost, and if the
+	 * dead process did enqueue, the retry's message resumes the same run instead of making another.
 	 */
 	async claimDelivery(
 		source: string,
 		deliveryId: string,
 		runId: string,
 		opts: { nowMs: number; ttlSeconds: number; staleMs: number },
-	): Promise<boolean> {
+	): Promise<string | undefined> {
+		const itemKey = key.delivery(source, deliveryId);
+		const nowS = Math.floor(opts.nowMs / 1000);
+		const expiresAt = nowS + opts.ttlSeconds;
 		try {
 			await this.doc.send(
 				new PutCommand({
 					TableName: this.table,
 					Item: {
-						...key.delivery(source, deliveryId),
+						...itemKey,
 						kind: "delivery",
 						runId,
 						state: "pending",
 						claimedAt: opts.nowMs,
-						expiresAt: Math.floor(opts.nowMs / 1000) + opts.ttlSeconds,
+						expiresAt,
 					},
 					// TTL deletion is lazy in AWS and absent locally: an expired item counts as absent.
-					ConditionExpression:
-						"attribute_not_exists(pk) OR expiresAt < :nowS OR (#state = :pending AND claimedAt < :stale)",
-					ExpressionAttributeNames: { "#state": "state" },
-					ExpressionAttributeValues: {
-						":nowS": Math.floor(opts.nowMs / 1000),
-						":pending": "pending",
-						":stale": opts.nowMs - opts.staleMs,
-					},
+					ConditionExpression: "attribute_not_exists(pk) OR expiresAt < :nowS",
+					ExpressionAttributeValues: { ":nowS": nowS },
 				}),
 			);
-			return true;
+			return runId;
 		} catch (err) {
-			if (isConditionFailure(err)) return false;
+			if (!isConditionFailure(err)) throw err;
+		}
+		try {
+			const out = await this.doc.send(
+				new UpdateCommand({
+					TableName: this.table,
+					Key: itemKey,
+					UpdateExpression: "SET claimedAt = :now, expiresAt = :exp",
+					ConditionExpression: "#state = :pending AND claimedAt < :stale AND expiresAt >= :nowS",
+					ExpressionAttributeNames: { "#state": "state" },
+					ExpressionAttributeValues: {
+						":now": opts.nowMs,
+						":exp": expiresAt,
+						":pending": "pending",
+						":stale": opts.nowMs - opts.staleMs,
+						":nowS": nowS,
+					},
+					ReturnValues: "ALL_NEW",
+				}),
+			);
+			return typeof out.Attributes?.runId === "string" ? out.Attributes.runId : undefined;
+		} catch (err) {
+			if (isConditionFailure(err)) return undefined;
 			throw err;
 		}
 	}

@@ -7,8 +7,10 @@ import { createWorld, type World } from "../support/world";
 
 let w: World;
 beforeAll(async () => {
+	// Six seconds of silence is "stuck": short enough for a test, long enough that a loaded machine
+	// starting the next fake CLI is not mistaken for one.
 	w = await createWorld({
-		configExtra: "models: [claude, gemini]\nlimits: {stale_output_seconds: 2, max_attempts: 1}",
+		configExtra: "models: [claude, gemini]\nlimits: {stale_output_seconds: 6, max_attempts: 1}",
 	});
 });
 afterAll(() => w.stop());

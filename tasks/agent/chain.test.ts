@@ -109,7 +109,7 @@ describe("supervision", () => {
 	it("classifies a silent agent as stuck, kills its process group and falls back", async () => {
 		const runId = await w.newRun(
 			{ title: "Hangs", description: "lisa-fake[claude]: hang" },
-			"models: [claude, gemini]\nlimits: {stale_output_seconds: 1}",
+			"models: [claude, gemini]\nlimits: {stale_output_seconds: 4}",
 		);
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "gemini" });
@@ -123,7 +123,7 @@ describe("supervision", () => {
 			/^claude is stuck: no output for \d+ s/,
 		);
 		expect(events.find((e) => e.type === "agent.failed")?.message).toMatch(
-			/^claude produced no output for 1 s and was killed as stuck/,
+			/^claude produced no output for 4 s and was killed as stuck/,
 		);
 	});
 

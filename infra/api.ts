@@ -26,5 +26,6 @@ api.route("$default", {
 		LISA_PUBLIC_URL: publicUrl,
 		LISA_CONFIG: BUNDLED_CONFIG,
 		LOG_LEVEL: config.logLevel,
+		LISA_CORS_ORIGINS: config.corsOrigins,
 	},
 });

@@ -30,6 +30,7 @@ describe("deploy config", () => {
 			domain: undefined,
 			logRetention: "1 month",
 			logLevel: "info",
+			corsOrigins: "",
 			llm: { baseUrl: undefined, model: undefined },
 		});
 	});

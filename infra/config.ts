@@ -70,6 +70,8 @@ export interface DeployConfig {
 	domain?: string;
 	logRetention: LogRetention;
 	logLevel: string;
+	/** Browser origins allowed to call the API (comma-separated `LISA_CORS_ORIGINS`); "" for none. */
+	corsOrigins: string;
 	/** For the built-in agent: the OpenAI-compatible endpoint and model (the key is a secret). */
 	llm: { baseUrl?: string; model?: string };
 }
@@ -119,6 +121,7 @@ export function deployConfig(
 		domain: env.LISA_DOMAIN?.trim() || undefined,
 		logRetention: pick("LISA_LOG_RETENTION", env.LISA_LOG_RETENTION, LOG_RETENTIONS, "1 month"),
 		logLevel: env.LOG_LEVEL?.trim() || "info",
+		corsOrigins: env.LISA_CORS_ORIGINS?.trim() ?? "",
 		llm: {
 			baseUrl: env.LISA_LLM_BASE_URL?.trim() || undefined,
 			model: env.LISA_LLM_MODEL?.trim() || undefined,

@@ -25,6 +25,7 @@ export const hasValue = (name: string) => Boolean(process.env[`SST_SECRET_${name
 /** What the API needs: webhook secrets, the API token, and tracker access (self-trigger checks). */
 export const apiSecrets = [
 	secrets.ApiToken,
+	secrets.ReadToken,
 	secrets.LinearWebhookSecret,
 	secrets.GithubWebhookSecret,
 	secrets.TrelloAppSecret,

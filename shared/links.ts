@@ -17,6 +17,7 @@ export const STARTED_BY_PREFIX = "lisa-";
 /** The pipeline's credentials: each `sst.Secret` and the variable it stands for. */
 export const SECRETS = {
 	ApiToken: "LISA_API_TOKEN",
+	ReadToken: "LISA_READ_TOKEN",
 	LinearApiKey: "LINEAR_API_KEY",
 	LinearWebhookSecret: "LINEAR_WEBHOOK_SECRET",
 	GithubToken: "GITHUB_TOKEN",

@@ -11,7 +11,17 @@ export interface Settings {
 	port: number;
 	configPath: string;
 	dataDir: string;
+	/** The admin token of /api/* (everything). */
 	apiToken?: string;
+	/** The read-only token of /api/* (dashboards: GET only). */
+	readToken?: string;
+	/** Browser origins allowed to call /api/* (CORS); `*` for any. Empty: same origin only. */
+	corsOrigins: string[];
+	/**
+	 * Whether /api/runs/:id/stream may stay open. Lambda behind API Gateway buffers a response, so
+	 * there each request answers with what is new and the browser reconnects (SSE `retry`).
+	 */
+	liveStream: boolean;
 	publicUrl?: string;
 	region: string;
 	tableName: string;
@@ -114,6 +124,9 @@ export function readSettings(input: NodeJS.ProcessEnv = process.env): Settings {
 		configPath: opt(env.LISA_CONFIG) ?? DEFAULT_CONFIG_PATH,
 		dataDir: path.resolve(opt(env.LISA_DATA_DIR) ?? ".lisa/local"),
 		apiToken: opt(env.LISA_API_TOKEN),
+		readToken: opt(env.LISA_READ_TOKEN),
+		corsOrigins: list(env.LISA_CORS_ORIGINS),
+		liveStream: !opt(env.AWS_LAMBDA_FUNCTION_NAME),
 		publicUrl: opt(env.LISA_PUBLIC_URL)?.replace(/\/+$/, ""),
 		region: opt(env.AWS_REGION) ?? opt(env.AWS_DEFAULT_REGION) ?? "us-east-1",
 		tableName: opt(env.LISA_TABLE_NAME) ?? "lisa",

@@ -29,23 +29,26 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
 	url: string;
+	/** The admin token of /api/*. */
 	apiToken: string;
+	/** The read-only token of /api/* (dashboards). */
+	readToken: string;
 	settings: Settings;
 	deps: PipelineDeps & ApiDeps;
 	sweep(): Promise<SweepReport>;
 	stop(): Promise<void>;
 }
 
-/** The API token: from LISA_API_TOKEN, else generated once and kept (0600) in the data dir. */
-function apiToken(settings: Settings): string {
-	if (settings.apiToken) return settings.apiToken;
-	const file = path.join(settings.dataDir, "api-token");
+/** A token given in the environment, else generated once and kept (0600) in the data dir. */
+function token(given: string | undefined, dataDir: string, file: string): string {
+	if (given) return given;
+	const at = path.join(dataDir, file);
 	try {
-		return readFileSync(file, "utf8").trim();
+		return readFileSync(at, "utf8").trim();
 	} catch {
-		const token = `lisa_${randomBytes(24).toString("base64url")}`;
-		writeFileSync(file, `${token}\n`, { mode: 0o600 });
-		return token;
+		const made = `lisa_${randomBytes(24).toString("base64url")}`;
+		writeFileSync(at, `${made}\n`, { mode: 0o600 });
+		return made;
 	}
 }
 
@@ -90,7 +93,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 	const events = await ensureQueue(clients.sqs, "lisa-events", queueOpts);
 	const settings: Settings = {
 		...partial,
-		apiToken: apiToken(partial),
+		apiToken: token(partial.apiToken, partial.dataDir, "api-token"),
+		readToken: token(partial.readToken, partial.dataDir, "read-token"),
 		intakeQueueUrl: intake.url,
 		eventsQueueUrl: events.url,
 	};
@@ -138,6 +142,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 	return {
 		url,
 		apiToken: settings.apiToken as string,
+		readToken: settings.readToken as string,
 		settings,
 		deps,
 		sweep: () => runSweep(),

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
 import { bearerToken } from "./auth";
@@ -7,6 +8,7 @@ import { DASHBOARD_HTML, DASHBOARD_JS } from "./dashboard";
 import type { ApiDeps } from "./deps";
 import { githubWebhook } from "./github-webhook";
 import { linearWebhook } from "./linear-webhook";
+import { openApiDocument } from "./openapi";
 import { runsRoutes } from "./runs";
 import { trelloWebhook } from "./trello-webhook";
 
@@ -51,7 +53,24 @@ export function createApp(deps: ApiDeps): Hono {
 	webhooks.post("/github", (c) => githubWebhook(c, deps));
 	app.route("/webhooks", webhooks);
 
-	app.use("/api/*", bearerToken(deps.settings.apiToken));
+	const { corsOrigins } = deps.settings;
+	// Before the token check: a browser's preflight carries no Authorization header.
+	if (corsOrigins.length)
+		app.use(
+			"/api/*",
+			cors({
+				origin: corsOrigins.includes("*") ? "*" : corsOrigins,
+				allowMethods: ["GET", "POST", "OPTIONS"],
+				allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID"],
+				maxAge: 600,
+			}),
+		);
+	let openApi: string | undefined;
+	app.get("/api/openapi.json", (c) => {
+		openApi ??= JSON.stringify(openApiDocument(deps.settings.publicUrl));
+		return c.body(openApi, 200, { "content-type": "application/json" });
+	});
+	app.use("/api/*", bearerToken({ admin: deps.settings.apiToken, read: deps.settings.readToken }));
 	app.route("/api", runsRoutes(deps));
 
 	app.notFound((c) => c.json({ error: "not found" }, 404));

@@ -3,16 +3,19 @@ import type { MiddlewareHandler } from "hono";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 const CHALLENGE = { "www-authenticate": 'Bearer realm="lisa"' };
+const READS = new Set(["GET", "HEAD"]);
 
 /**
  * `Authorization: Bearer <token>` on /api/*, compared in constant time (over digests, so lengths
- * leak nothing). Every failure is 401 — including a malformed header (hono's bearerAuth answers
- * 400 there) — and without a configured token the API is closed.
+ * leak nothing). The admin token may do everything; the read-only token (for dashboards) may only
+ * read, and gets 403 elsewhere. Every other failure is 401 — including a malformed header (hono's
+ * bearerAuth answers 400 there) — and without an admin token the API is closed.
  */
-export function bearerToken(token: string | undefined): MiddlewareHandler {
-	const expected = token ? digest(token) : undefined;
+export function bearerToken(tokens: { admin?: string; read?: string }): MiddlewareHandler {
+	const admin = tokens.admin ? digest(tokens.admin) : undefined;
+	const read = tokens.read ? digest(tokens.read) : undefined;
 	return async (c, next) => {
-		if (!expected) return c.json({ error: "LISA_API_TOKEN is not set: the API is closed" }, 401);
+		if (!admin) return c.json({ error: "LISA_API_TOKEN is not set: the API is closed" }, 401);
 		const header = c.req.header("authorization");
 		const given = header?.match(/^Bearer\s+(\S.*)$/i)?.[1]?.trim();
 		if (!given)
@@ -21,8 +24,16 @@ export function bearerToken(token: string | undefined): MiddlewareHandler {
 				401,
 				CHALLENGE,
 			);
-		if (!timingSafeEqual(digest(given), expected))
-			return c.json({ error: "invalid bearer token" }, 401, CHALLENGE);
+		const presented = digest(given);
+		// Both comparisons always run, so the timing tells nothing about which token matched.
+		const isAdmin = timingSafeEqual(presented, admin);
+		const isReader = read ? timingSafeEqual(presented, read) : false;
+		if (!isAdmin && !isReader) return c.json({ error: "invalid bearer token" }, 401, CHALLENGE);
+		if (!isAdmin && !READS.has(c.req.method))
+			return c.json(
+				{ error: "this token is read-only: actions need the admin token (LISA_API_TOKEN)" },
+				403,
+			);
 		await next();
 	};
 }

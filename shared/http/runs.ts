@@ -1,52 +1,17 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
-import { z } from "zod";
-import { SOURCES } from "../config/schema";
-import { prUrls, type Run } from "../domain/run";
-import { isTerminalRun, RUN_STATUSES } from "../domain/states";
+import type { z } from "zod";
+import { isTerminalRun } from "../domain/states";
+import { runStats } from "../domain/stats";
 import { InvalidCursor } from "../store/dynamo";
 import type { ApiDeps } from "./deps";
+import { runView } from "./run-view";
+import { eventsQuery, listQuery, startBody, statsQuery, streamQuery } from "./schemas";
+import { runStream } from "./stream";
 
-const listQuery = z.object({
-	status: z.enum(RUN_STATUSES).optional(),
-	source: z.enum(SOURCES).optional(),
-	limit: z.coerce
-		.number()
-		.int()
-		.min(1)
-		.default(20)
-		.transform((n) => Math.min(n, 100)),
-	cursor: z.string().optional(),
-});
-
-const pageQuery = z.object({
-	limit: z.coerce
-		.number()
-		.int()
-		.min(1)
-		.default(100)
-		.transform((n) => Math.min(n, 500)),
-	cursor: z.string().optional(),
-});
-
-const startBody = z.object({
-	source: z.enum(SOURCES).optional(),
-	issue: z
-		.union([z.string(), z.number()], { error: "issue is required: an id, key (ENG-123) or URL" })
-		.transform((v) => String(v).trim())
-		.pipe(z.string().min(1, "issue is required: an id, key (ENG-123) or URL")),
-});
-
-/** What the API shows of a run: no config snapshot, no issue text. */
-export function runView(run: Run, deps: Pick<ApiDeps, "runUrl">) {
-	const { config: _config, issue: _issue, version: _version, ...rest } = run;
-	return {
-		id: run.runId,
-		...rest,
-		prUrls: prUrls(run),
-		links: { dashboard: deps.runUrl(run.runId), events: `/api/runs/${run.runId}/events` },
-	};
-}
+/** The stats' default window, and how many runs one answer reads at most. */
+const STATS_WINDOW_DAYS = 30;
+const STATS_MAX_RUNS = 5000;
 
 const validationError = (
 	result: { success: boolean; error?: unknown },
@@ -64,22 +29,31 @@ const validationError = (
 		);
 };
 
+/** A cursor the client changed or made up is its mistake (400), not ours. */
+async function paged(c: { json: (b: unknown, s: 400) => Response }, read: () => Promise<Response>) {
+	try {
+		return await read();
+	} catch (err) {
+		if (err instanceof InvalidCursor) return c.json({ error: "invalid cursor" }, 400);
+		throw err;
+	}
+}
+
 export function runsRoutes(deps: ApiDeps): Hono {
 	const api = new Hono();
 
-	api.get("/runs", zValidator("query", listQuery, validationError), async (c) => {
-		const q = c.req.valid("query");
-		try {
+	api.get("/runs", zValidator("query", listQuery, validationError), (c) =>
+		paged(c, async () => {
+			const q = c.req.valid("query");
+			if (q.since && q.until && q.since >= q.until)
+				return c.json({ error: "since must be before until" }, 400);
 			const page = await deps.store.listRuns(q);
 			return c.json({
 				runs: page.items.map((r) => runView(r, deps)),
 				nextCursor: page.nextCursor ?? null,
 			});
-		} catch (err) {
-			if (err instanceof InvalidCursor) return c.json({ error: "invalid cursor" }, 400);
-			throw err;
-		}
-	});
+		}),
+	);
 
 	api.get("/runs/:id", async (c) => {
 		const run = await deps.store.getRun(c.req.param("id"));
@@ -87,17 +61,24 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		return c.json(runView(run, deps));
 	});
 
-	api.get("/runs/:id/events", zValidator("query", pageQuery, validationError), async (c) => {
-		const id = c.req.param("id");
-		if (!(await deps.store.getRun(id))) return c.json({ error: "run not found" }, 404);
-		const q = c.req.valid("query");
-		try {
-			const page = await deps.store.listEvents(id, q.limit, q.cursor);
+	api.get("/runs/:id/events", zValidator("query", eventsQuery, validationError), (c) =>
+		paged(c, async () => {
+			const id = c.req.param("id");
+			if (!(await deps.store.getRun(id))) return c.json({ error: "run not found" }, 404);
+			const q = c.req.valid("query");
+			const page = await deps.store.listEvents(id, q.limit, { cursor: q.cursor });
 			return c.json({ events: page.items, nextCursor: page.nextCursor ?? null });
-		} catch (err) {
-			if (err instanceof InvalidCursor) return c.json({ error: "invalid cursor" }, 400);
-			throw err;
-		}
+		}),
+	);
+
+	api.get("/runs/:id/stream", async (c) => {
+		const query = streamQuery.safeParse({
+			after: c.req.query("after") ?? c.req.header("last-event-id") ?? undefined,
+		});
+		if (!query.success) return validationError(query, c) as Response;
+		const run = await deps.store.getRun(c.req.param("id"));
+		if (!run) return c.json({ error: "run not found" }, 404);
+		return runStream(c, deps, run, query.data.after);
 	});
 
 	// The body is read as JSON whatever its Content-Type (`curl -d` sends a form type).
@@ -167,25 +148,19 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		return c.json({ id, retryOf: run.runId }, 202);
 	});
 
-	api.get("/stats", async (c) => {
-		const counts = await deps.store.countByStatus();
-		const finished = counts.succeeded + counts.failed;
-		const recent = [
-			...(await deps.store.listRuns({ status: "succeeded", limit: 100 })).items,
-			...(await deps.store.listRuns({ status: "failed", limit: 100 })).items,
-		];
-		const durations = recent
-			.filter((r) => r.finishedAt)
-			.map((r) => (Date.parse(r.finishedAt as string) - Date.parse(r.createdAt)) / 1000)
-			.sort((a, b) => a - b);
-		const median = durations.length
-			? (durations[Math.floor((durations.length - 1) / 2)] ?? null)
-			: null;
+	api.get("/stats", zValidator("query", statsQuery, validationError), async (c) => {
+		const q = c.req.valid("query");
+		const until = q.until ?? deps.now().toISOString();
+		const since =
+			q.since ?? new Date(Date.parse(until) - STATS_WINDOW_DAYS * 86_400_000).toISOString();
+		if (since >= until) return c.json({ error: "since must be before until" }, 400);
+		const { runs, truncated } = await deps.store.runsCreatedBetween(since, until, STATS_MAX_RUNS);
+		const stats = runStats(runs);
 		return c.json({
-			counts,
-			total: Object.values(counts).reduce((a, b) => a + b, 0),
-			successRate: finished ? counts.succeeded / finished : null,
-			medianDurationSeconds: median,
+			window: { since, until },
+			truncated,
+			...stats,
+			medianDurationSeconds: stats.duration.medianSeconds,
 		});
 	});
 

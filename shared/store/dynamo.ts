@@ -8,10 +8,10 @@ import {
 	type QueryCommandInput,
 	UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { ulid } from "ulid";
+import { encodeTime, ulid } from "ulid";
 import { type Guardrail, MAX_GUARDRAILS } from "../domain/guardrails";
 import type { Run, RunPatch, Step } from "../domain/run";
-import { RUN_STATUSES, type RunStatus } from "../domain/states";
+import type { RunStatus } from "../domain/states";
 import { INDEXES, type IndexName, key } from "./table";
 
 export class VersionConflict extends Error {
@@ -37,7 +37,39 @@ export interface Page<T> {
 	nextCursor?: string;
 }
 
-const KEY_ATTRS = ["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk", "kind"];
+/** Storage-only attributes: the keys, and `repoNames`, which lets a list be filtered by repo. */
+const KEY_ATTRS = [
+	"pk",
+	"sk",
+	"gsi1pk",
+	"gsi1sk",
+	"gsi2pk",
+	"gsi2sk",
+	"gsi3pk",
+	"gsi3sk",
+	"kind",
+	"repoNames",
+];
+
+/** Which runs a listing wants; every field narrows it. Times are ISO, `until` exclusive. */
+export interface RunFilter {
+	status?: RunStatus;
+	source?: string;
+	/** A configured repo's name: runs with a step in it. */
+	repo?: string;
+	/** The tracker's issue id or key. */
+	issue?: string;
+	/** Created at or after. */
+	since?: string;
+	/** Created before. */
+	until?: string;
+}
+
+/**
+ * How far a run's id (a ULID, made when the run was requested) may precede its creation: the
+ * requests a queue outage held back. The id range only narrows the read; createdAt decides.
+ */
+const REQUEST_TO_CREATE_MARGIN_MS = 24 * 3600 * 1000;
 
 const isConditionFailure = (err: unknown) =>
 	err instanceof ConditionalCheckFailedException ||
@@ -68,6 +100,45 @@ function toRun(item: Record<string, unknown>): Run {
 	return run as unknown as Run;
 }
 
+/** The repos a run works in (not the planning step's `*`): the attribute behind the repo filter. */
+const repoNames = (steps: readonly Step[]) => [
+	...new Set(steps.filter((st) => st.kind !== "plan").map((st) => st.repo)),
+];
+
+/** The filter expression for the fields an index's key condition does not cover. */
+function runFilterExpression(f: Omit<RunFilter, "status">) {
+	const names: Record<string, string> = {};
+	const values: Record<string, unknown> = {};
+	const parts: string[] = [];
+	if (f.source) {
+		names["#src"] = "source";
+		values[":src"] = f.source;
+		parts.push("#src = :src");
+	}
+	if (f.repo) {
+		names["#repos"] = "repoNames";
+		values[":repo"] = f.repo;
+		parts.push("contains(#repos, :repo)");
+	}
+	if (f.issue) {
+		names["#iid"] = "issueId";
+		names["#ikey"] = "issueKey";
+		values[":issue"] = f.issue;
+		parts.push("(#iid = :issue OR #ikey = :issue)");
+	}
+	if (f.since) {
+		names["#created"] = "createdAt";
+		values[":since"] = f.since;
+		parts.push("#created >= :since");
+	}
+	if (f.until) {
+		names["#created"] = "createdAt";
+		values[":until"] = f.until;
+		parts.push("#created < :until");
+	}
+	return { names, values, expression: parts.length ? parts.join(" AND ") : undefined };
+}
+
 function runIndexKeys(
 	run: Pick<Run, "runId" | "source" | "issueId" | "status" | "createdAt">,
 	updatedAt: string,
@@ -79,6 +150,38 @@ function runIndexKeys(
 		gsi2sk: `${updatedAt}#${run.runId}`,
 		gsi3pk: key.feedPartition,
 		gsi3sk: run.runId,
+	};
+}
+
+interface KeyRange {
+	condition: string;
+	names: Record<string, string>;
+	values: Record<string, unknown>;
+}
+
+/** The creation feed's sort keys are run ids: ULIDs, whose first ten characters encode the time. */
+function createdRange(f: Pick<RunFilter, "since" | "until">): KeyRange {
+	if (!f.since && !f.until) return { condition: "", names: {}, values: {} };
+	const from = f.since ? Date.parse(f.since) - REQUEST_TO_CREATE_MARGIN_MS : 0;
+	const to = f.until ? Date.parse(f.until) : 2 ** 48 - 1;
+	return {
+		condition: " AND #r BETWEEN :from AND :to",
+		names: { "#r": INDEXES.byCreated.rangeKey },
+		values: {
+			":from": encodeTime(Math.max(0, from), 10),
+			// A ULID of the last millisecond before `until` sorts below this bound.
+			":to": `${encodeTime(Math.max(0, to - 1), 10)}~`,
+		},
+	};
+}
+
+/** The status index sorts by last update (`<updatedAt>#<runId>`), which is never before creation. */
+function statusRange(f: Pick<RunFilter, "since">): KeyRange {
+	if (!f.since) return { condition: "", names: {}, values: {} };
+	return {
+		condition: " AND #r >= :updatedFrom",
+		names: { "#r": INDEXES.byStatus.rangeKey },
+		values: { ":updatedFrom": f.since },
 	};
 }
 
@@ -160,7 +263,13 @@ export class DynamoStore {
 			await this.doc.send(
 				new PutCommand({
 					TableName: this.table,
-					Item: { ...key.run(run.runId), kind: "run", ...runIndexKeys(run, run.updatedAt), ...run },
+					Item: {
+						...key.run(run.runId),
+						kind: "run",
+						...runIndexKeys(run, run.updatedAt),
+						repoNames: repoNames(run.steps),
+						...run,
+					},
 					ConditionExpression: "attribute_not_exists(pk)",
 				}),
 			);
@@ -200,6 +309,11 @@ export class DynamoStore {
 			for (const [field, v] of Object.entries(fields))
 				e.assign(`${e.name("steps")}[${Number(i)}].${e.name(field)}`, v);
 		if (patch.replaceSteps) e.assign(e.name("steps"), patch.replaceSteps);
+		if (patch.replaceSteps || patch.appendSteps?.length)
+			e.assign(
+				e.name("repoNames"),
+				repoNames(patch.replaceSteps ?? [...run.steps, ...(patch.appendSteps ?? [])]),
+			);
 		if (patch.appendSteps?.length) {
 			const steps = e.name("steps");
 			e.raw(`${steps} = list_append(${steps}, ${e.value(patch.appendSteps)})`);
@@ -260,32 +374,68 @@ export class DynamoStore {
 		}
 	}
 
-	async listRuns(q: {
-		status?: RunStatus;
-		source?: string;
-		limit: number;
-		cursor?: string;
-	}): Promise<Page<Run>> {
+	/**
+	 * Runs matching `q`, newest first, a page at a time. By status: the status index, from `since`
+	 * on (a run's last update is never before its creation). Otherwise: the creation feed, whose
+	 * ULID sort keys turn the time range into a key range. Other fields filter the read.
+	 */
+	async listRuns(q: RunFilter & { limit: number; cursor?: string }): Promise<Page<Run>> {
 		const index: IndexName = q.status ? "byStatus" : "byCreated";
-		const hashKey = INDEXES[index].hashKey;
+		const { hashKey, rangeKey } = INDEXES[index];
+		const filter = runFilterExpression(q);
+		const range = q.status ? statusRange(q) : createdRange(q);
 		return this.queryPage(
 			{
 				TableName: this.table,
 				IndexName: index,
-				KeyConditionExpression: "#h = :h",
-				ExpressionAttributeNames: { "#h": hashKey, ...(q.source ? { "#src": "source" } : {}) },
+				KeyConditionExpression: `#h = :h${range.condition}`,
+				ExpressionAttributeNames: { "#h": hashKey, ...range.names, ...filter.names },
 				ExpressionAttributeValues: {
 					":h": q.status ? key.statusPartition(q.status) : key.feedPartition,
-					...(q.source ? { ":src": q.source } : {}),
+					...range.values,
+					...filter.values,
 				},
-				FilterExpression: q.source ? "#src = :src" : undefined,
+				FilterExpression: filter.expression,
 				ScanIndexForward: false,
 			},
 			q.limit,
 			q.cursor,
-			[hashKey, INDEXES[index].rangeKey],
+			[hashKey, rangeKey],
 			toRun,
 		);
+	}
+
+	/** Runs created in [since, until), newest first, at most `cap` (the stats' window). */
+	async runsCreatedBetween(
+		since: string,
+		until: string,
+		cap: number,
+	): Promise<{ runs: Run[]; truncated: boolean }> {
+		const range = createdRange({ since, until });
+		const filter = runFilterExpression({ since, until });
+		const runs: Run[] = [];
+		let start: Record<string, unknown> | undefined;
+		do {
+			const out = await this.doc.send(
+				new QueryCommand({
+					TableName: this.table,
+					IndexName: "byCreated",
+					KeyConditionExpression: `gsi3pk = :h${range.condition}`,
+					ExpressionAttributeNames: { ...range.names, ...filter.names },
+					ExpressionAttributeValues: {
+						":h": key.feedPartition,
+						...range.values,
+						...filter.values,
+					},
+					FilterExpression: filter.expression,
+					ScanIndexForward: false,
+					ExclusiveStartKey: start,
+				}),
+			);
+			runs.push(...(out.Items ?? []).map(toRun));
+			start = out.LastEvaluatedKey;
+		} while (start && runs.length < cap);
+		return { runs: runs.slice(0, cap), truncated: runs.length > cap || start !== undefined };
 	}
 
 	/** Runs in `status` last updated in [after, before) (ISO times), oldest first — the sweeper's query. */
@@ -329,31 +479,6 @@ export class DynamoStore {
 			toRun,
 		);
 		return page.items;
-	}
-
-	async countByStatus(): Promise<Record<RunStatus, number>> {
-		const counts = await Promise.all(
-			RUN_STATUSES.map(async (status) => {
-				let total = 0;
-				let start: Record<string, unknown> | undefined;
-				do {
-					const out = await this.doc.send(
-						new QueryCommand({
-							TableName: this.table,
-							IndexName: "byStatus",
-							KeyConditionExpression: "gsi2pk = :h",
-							ExpressionAttributeValues: { ":h": key.statusPartition(status) },
-							Select: "COUNT",
-							ExclusiveStartKey: start,
-						}),
-					);
-					total += out.Count ?? 0;
-					start = out.LastEvaluatedKey;
-				} while (start);
-				return [status, total] as const;
-			}),
-		);
-		return Object.fromEntries(counts) as Record<RunStatus, number>;
 	}
 
 	/**
@@ -430,7 +555,13 @@ export class DynamoStore {
 		);
 	}
 
-	async listEvents(runId: string, limit: number, cursor?: string): Promise<Page<RunEvent>> {
+	/** The timeline from its start, from a page's cursor, or after the event with id `after`. */
+	async listEvents(
+		runId: string,
+		limit: number,
+		from: { cursor?: string; after?: string } = {},
+	): Promise<Page<RunEvent>> {
+		const cursor = from.after ? encodeCursor(key.event(runId, from.after)) : from.cursor;
 		return this.queryPage(
 			{
 				TableName: this.table,

@@ -1,0 +1,160 @@
+import { z } from "zod";
+import {
+	cancellingAnswer,
+	errorAnswer,
+	eventsAnswer,
+	eventsQuery,
+	listQuery,
+	retriedAnswer,
+	runAnswer,
+	runsAnswer,
+	startBody,
+	startedAnswer,
+	statsAnswer,
+	statsQuery,
+	streamQuery,
+} from "./schemas";
+
+// The OpenAPI 3.1 document of /api/*, generated from the same zod schemas the routes validate with.
+
+type Schema = z.ZodType;
+
+const json = (schema: Schema, io: "input" | "output" = "output") =>
+	z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+
+function queryParameters(schema: z.ZodObject) {
+	return Object.entries(schema.shape).map(([name, field]) => {
+		const { $schema: _, description, ...rest } = json(field as Schema, "input");
+		return { name, in: "query", required: false, description, schema: rest };
+	});
+}
+
+const answer = (description: string, schema: Schema) => ({
+	description,
+	content: { "application/json": { schema: json(schema) } },
+});
+const error = (description: string) => answer(description, errorAnswer);
+const runId = { name: "id", in: "path", required: true, schema: { type: "string" } };
+const denied = {
+	401: error("No, a malformed or an unknown bearer token"),
+};
+const adminOnly = { ...denied, 403: error("The read-only token may not do this") };
+
+export function openApiDocument(serverUrl?: string) {
+	return {
+		openapi: "3.1.0",
+		info: {
+			title: "Lisa API",
+			version: "1",
+			description:
+				"Runs of Lisa, the autonomous issue resolver: list and follow them, start, cancel and retry them, and read their statistics. Every route takes `Authorization: Bearer <token>`: the admin token (LISA_API_TOKEN) for everything, the read-only token (LISA_READ_TOKEN) for GET.",
+		},
+		servers: serverUrl ? [{ url: serverUrl }] : undefined,
+		security: [{ bearer: [] }],
+		components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+		paths: {
+			"/api/runs": {
+				get: {
+					summary: "Runs, newest first, filtered and paged",
+					parameters: queryParameters(listQuery),
+					responses: {
+						200: answer("A page of runs; `nextCursor` is null on the last", runsAnswer),
+						400: error("A bad filter or cursor"),
+						...denied,
+					},
+				},
+				post: {
+					summary: "Start a run for an issue",
+					requestBody: {
+						required: true,
+						content: { "application/json": { schema: json(startBody, "input") } },
+					},
+					responses: {
+						202: answer("Queued; the run's id", startedAnswer),
+						400: error("Not JSON, no issue, or a source other than the configured one"),
+						...adminOnly,
+					},
+				},
+			},
+			"/api/runs/{id}": {
+				get: {
+					summary: "A run with its steps",
+					parameters: [runId],
+					responses: { 200: answer("The run", runAnswer), 404: error("No such run"), ...denied },
+				},
+			},
+			"/api/runs/{id}/events": {
+				get: {
+					summary: "A run's timeline, oldest first, paged",
+					parameters: [runId, ...queryParameters(eventsQuery)],
+					responses: {
+						200: answer("A page of events", eventsAnswer),
+						400: error("A bad cursor"),
+						404: error("No such run"),
+						...denied,
+					},
+				},
+			},
+			"/api/runs/{id}/stream": {
+				get: {
+					summary: "A run, live, as Server-Sent Events",
+					description:
+						"Events: `run` (the run, as GET /api/runs/{id} answers, on connect and on every change), `timeline` (each new timeline event; its SSE id resumes a reconnect through Last-Event-ID), `end` (`{status}` once the run is finished; the stream closes). Behind a buffering gateway (AWS Lambda) each request answers with what is new and the client reconnects after `retry`.",
+					parameters: [
+						runId,
+						...queryParameters(streamQuery),
+						{ name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
+					],
+					responses: {
+						200: { description: "The stream", content: { "text/event-stream": {} } },
+						400: error("A bad event id"),
+						404: error("No such run"),
+						...denied,
+					},
+				},
+			},
+			"/api/runs/{id}/cancel": {
+				post: {
+					summary: "Cancel a run: its tasks are stopped, the run ends cancelled",
+					parameters: [runId],
+					responses: {
+						202: answer("Cancelling", cancellingAnswer),
+						404: error("No such run"),
+						409: error("The run is already finished"),
+						...adminOnly,
+					},
+				},
+			},
+			"/api/runs/{id}/retry": {
+				post: {
+					summary: "Start a new run for a finished run's issue",
+					parameters: [runId],
+					responses: {
+						202: answer("The new run's id", retriedAnswer),
+						404: error("No such run"),
+						409: error("The run is still active"),
+						...adminOnly,
+					},
+				},
+			},
+			"/api/stats": {
+				get: {
+					summary: "Counts, success rate, durations and time to PR, per repo and provider",
+					parameters: queryParameters(statsQuery),
+					responses: {
+						200: answer("Statistics of the runs created in the window", statsAnswer),
+						400: error("A bad window"),
+						...denied,
+					},
+				},
+			},
+			"/api/openapi.json": {
+				get: {
+					summary: "This document",
+					security: [],
+					responses: { 200: { description: "OpenAPI 3.1" } },
+				},
+			},
+		},
+	};
+}

@@ -1,0 +1,168 @@
+import { z } from "zod";
+import { SOURCES } from "../config/schema";
+import { AGENT_STATES, RUN_STATUSES, STEP_STATUSES } from "../domain/states";
+
+// The runs API's requests and answers as zod schemas: the routes validate with them, the OpenAPI
+// document is generated from them, and the contract tests hold the answers to them.
+
+const time = z
+	.union([z.iso.datetime({ offset: true }), z.iso.date()])
+	.transform((v) => new Date(v).toISOString())
+	.meta({ description: "ISO 8601 date-time or date (UTC midnight)" });
+
+const limit = (def: number, max: number) =>
+	z.coerce
+		.number()
+		.int()
+		.min(1)
+		.default(def)
+		.transform((n) => Math.min(n, max))
+		.meta({ description: `Page size (at most ${max}; larger asks get ${max})` });
+
+const cursor = z.string().optional().meta({ description: "`nextCursor` of the previous page" });
+
+export const listQuery = z.object({
+	status: z.enum(RUN_STATUSES).optional(),
+	source: z.enum(SOURCES).optional(),
+	repo: z.string().min(1).optional().meta({ description: "Runs with a step in this repo (name)" }),
+	issue: z.string().min(1).optional().meta({ description: "The tracker's issue id or key" }),
+	since: time.optional().meta({ description: "Created at or after (ISO 8601)" }),
+	until: time.optional().meta({ description: "Created before (ISO 8601)" }),
+	limit: limit(20, 100),
+	cursor,
+});
+
+export const eventsQuery = z.object({ limit: limit(100, 500), cursor });
+
+export const streamQuery = z.object({
+	after: z
+		.string()
+		.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, "an event id")
+		.optional()
+		.meta({ description: "Resume after this event id (or send Last-Event-ID)" }),
+});
+
+export const statsQuery = z.object({
+	since: time.optional().meta({ description: "Window start (default: 30 days before `until`)" }),
+	until: time.optional().meta({ description: "Window end, exclusive (default: now)" }),
+});
+
+const issue = z
+	.union([z.string(), z.number()], { error: "issue is required: an id, key (ENG-123) or URL" })
+	.transform((v) => String(v).trim())
+	.pipe(z.string().min(1, "issue is required: an id, key (ENG-123) or URL"));
+
+export const startBody = z.object({
+	source: z.enum(SOURCES).optional().meta({ description: "Default: the configured source" }),
+	issue: issue.meta({ description: "Issue id, key (ENG-123) or URL" }),
+});
+
+// ── answers ─────────────────────────────────────────────────────────────────────────────────
+
+export const errorAnswer = z.object({
+	error: z.string(),
+	issues: z.array(z.string()).optional(),
+});
+
+const stepView = z.looseObject({
+	index: z.number().int(),
+	repo: z.string().meta({ description: "Repo name; `*` for the planning step" }),
+	kind: z.literal("plan").optional(),
+	scope: z.string().optional(),
+	order: z.number().int().optional(),
+	status: z.enum(STEP_STATUSES),
+	attempt: z.number().int(),
+	taskId: z.string().optional(),
+	provider: z.string().optional(),
+	agentState: z.enum(AGENT_STATES).optional(),
+	heartbeatAt: z.string().optional(),
+	branch: z.string().optional(),
+	prUrl: z.string().optional(),
+	error: z.string().optional(),
+	launchedAt: z.string().optional(),
+	finishedAt: z.string().optional(),
+	validation: z
+		.object({
+			agentRuns: z.number().int(),
+			status: z.enum(["checking", "passed", "failed"]),
+			lastFailure: z.string().optional(),
+		})
+		.optional(),
+});
+
+export const runAnswer = z.looseObject({
+	id: z.string(),
+	runId: z.string(),
+	source: z.enum(SOURCES),
+	issueId: z.string(),
+	issueKey: z.string().optional(),
+	title: z.string().optional(),
+	url: z.string().optional(),
+	trigger: z.enum(["webhook", "poll", "api", "retry"]),
+	status: z.enum(RUN_STATUSES),
+	steps: z.array(stepView),
+	plan: z
+		.object({
+			steps: z.array(z.object({ repo: z.string(), scope: z.string(), order: z.number().int() })),
+		})
+		.optional(),
+	error: z.string().optional(),
+	createdAt: z.string(),
+	updatedAt: z.string(),
+	finishedAt: z.string().optional(),
+	repos: z.array(z.string()),
+	provider: z.string().nullable().meta({ description: "The provider of the latest step that ran" }),
+	durationSeconds: z.number().meta({ description: "Creation to end (or to now while active)" }),
+	prUrls: z.array(z.string()),
+	links: z.object({ dashboard: z.string(), events: z.string(), stream: z.string() }),
+});
+
+export const runsAnswer = z.object({ runs: z.array(runAnswer), nextCursor: z.string().nullable() });
+
+export const eventAnswer = z.object({
+	id: z.string(),
+	at: z.string(),
+	type: z.string(),
+	step: z.number().int().optional(),
+	message: z.string(),
+	data: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const eventsAnswer = z.object({
+	events: z.array(eventAnswer),
+	nextCursor: z.string().nullable(),
+});
+
+const spread = z.object({
+	medianSeconds: z.number().nullable(),
+	p90Seconds: z.number().nullable(),
+});
+
+const groupStats = z.object({
+	finished: z.number().int(),
+	succeeded: z.number().int(),
+	failed: z.number().int(),
+	successRate: z.number().nullable(),
+	timeToPr: spread,
+	agentSeconds: z.number(),
+});
+
+export const statsAnswer = z.object({
+	window: z.object({ since: z.string(), until: z.string() }),
+	truncated: z
+		.boolean()
+		.meta({ description: "More runs than the stats read (the oldest left out)" }),
+	total: z.number().int(),
+	counts: z.object(Object.fromEntries(RUN_STATUSES.map((s) => [s, z.number().int()]))),
+	successRate: z.number().nullable(),
+	medianDurationSeconds: z.number().nullable(),
+	duration: spread,
+	timeToPr: spread,
+	agentSeconds: z.number(),
+	byRepo: z.record(z.string(), groupStats),
+	byProvider: z.record(z.string(), groupStats),
+});
+
+export const startedAnswer = z.object({ id: z.string() });
+export const cancellingAnswer = z.object({ id: z.string(), status: z.literal("cancelling") });
+export const retriedAnswer = z.object({ id: z.string(), retryOf: z.string() });

@@ -1,0 +1,395 @@
+import { ulid } from "ulid";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { newRun, newStep, type Run, type Step } from "../../shared/domain/run";
+import { createApp } from "../../shared/http/app";
+import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../shared/http/schemas";
+import { collectSse } from "../support/sse";
+import { createWorld, type World } from "../support/world";
+
+// The runs API's contract (DESIGN §7 and the dashboards issue), over real HTTP against the local
+// stack: every route, every error, paging, filters, statistics, the live stream, tokens and CORS.
+
+const DASHBOARD_ORIGIN = "https://wall.acme.dev";
+
+let w: World;
+beforeAll(async () => {
+	w = await createWorld({
+		env: { LISA_CORS_ORIGINS: `${DASHBOARD_ORIGIN},https://grafana.acme.dev` },
+	});
+});
+afterAll(() => w.stop());
+
+const store = () => {
+	if (!w.stack) throw new Error("no stack");
+	return w.stack.deps.store;
+};
+
+/** A finished run written straight into the store: history to list and measure. */
+async function seed(over: {
+	at: string;
+	status?: Run["status"];
+	repos?: string[];
+	issueKey?: string;
+	minutesToPr?: number;
+	provider?: string;
+}): Promise<Run> {
+	const created = Date.parse(over.at);
+	const later = (min: number) => new Date(created + min * 60_000).toISOString();
+	const status = over.status ?? "succeeded";
+	const steps: Step[] = (over.repos ?? ["api"]).map((repo, i) => ({
+		...newStep(i, repo),
+		status: status === "succeeded" ? "succeeded" : status === "failed" ? "failed" : "cancelled",
+		provider: over.provider ?? "claude",
+		launchedAt: later(1),
+		finishedAt: later(over.minutesToPr ?? 10),
+		prUrl: status === "succeeded" ? `https://github.com/acme/${repo}/pull/${i + 1}` : undefined,
+	}));
+	const run: Run = {
+		...newRun({
+			runId: ulid(created),
+			source: "linear",
+			issueId: `seed-${ulid()}`,
+			issueKey: over.issueKey,
+			trigger: "webhook",
+			now: over.at,
+		}),
+		status,
+		steps,
+		finishedAt: later((over.minutesToPr ?? 10) + 1),
+	};
+	await store().createRun(run);
+	return run;
+}
+
+const auth = (token: string | undefined) => ({ authorization: `Bearer ${token}` });
+const get = (p: string, token = w.stack?.apiToken, headers: Record<string, string> = {}) =>
+	fetch(`${w.url()}${p}`, { headers: { ...auth(token), ...headers } });
+
+async function json<S extends z.ZodType>(res: Response, schema: S): Promise<z.infer<S>> {
+	expect(res.status).toBe(200);
+	// Every answer is held to the schema the OpenAPI document is generated from.
+	return schema.parse(await res.json());
+}
+
+describe("tokens", () => {
+	it("lets the read-only token read and nothing else; the admin token does everything", async () => {
+		const read = w.stack?.readToken;
+		expect(read).toMatch(/^lisa_/);
+		expect(read).not.toBe(w.stack?.apiToken);
+		expect((await get("/api/runs", read)).status).toBe(200);
+		expect((await get("/api/stats", read)).status).toBe(200);
+		const run = await seed({ at: new Date().toISOString() });
+		for (const [p, body] of [
+			["/api/runs", JSON.stringify({ issue: "ENG-1" })],
+			[`/api/runs/${run.runId}/retry`, ""],
+			[`/api/runs/${run.runId}/cancel`, ""],
+		] as const) {
+			const res = await fetch(`${w.url()}${p}`, { method: "POST", body, headers: auth(read) });
+			expect(res.status).toBe(403);
+			expect(((await res.json()) as { error: string }).error).toMatch(/read-only/);
+		}
+		const refused = await get("/api/runs", `${read}x`);
+		expect(refused.status).toBe(401);
+		expect(refused.headers.get("www-authenticate")).toBe('Bearer realm="lisa"');
+		expect((await fetch(`${w.url()}/api/runs`)).status).toBe(401);
+	});
+
+	it("serves the OpenAPI document without a token, covering every /api route", async () => {
+		const res = await fetch(`${w.url()}/api/openapi.json`);
+		expect(res.status).toBe(200);
+		const doc = (await res.json()) as {
+			openapi: string;
+			paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+		};
+		expect(doc.openapi).toBe("3.1.0");
+		if (!w.stack) throw new Error("no stack");
+		const routes = createApp(w.stack.deps)
+			.routes.filter((r) => r.path.startsWith("/api/") && r.method !== "ALL")
+			.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
+		const documented = Object.entries(doc.paths).flatMap(([p, ops]) =>
+			Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+		);
+		expect(new Set(documented)).toEqual(new Set(routes));
+		const list = doc.paths["/api/runs"]?.get as unknown as { parameters: { name: string }[] };
+		expect(list.parameters.map((p) => p.name)).toEqual([
+			"status",
+			"source",
+			"repo",
+			"issue",
+			"since",
+			"until",
+			"limit",
+			"cursor",
+		]);
+		expect(Object.keys(doc.paths["/api/runs"]?.post?.responses ?? {})).toEqual(
+			expect.arrayContaining(["202", "400", "401", "403"]),
+		);
+	});
+});
+
+describe("CORS for dashboard origins", () => {
+	it("answers a configured origin's preflight without a token, and no other origin", async () => {
+		const preflight = await fetch(`${w.url()}/api/runs`, {
+			method: "OPTIONS",
+			headers: {
+				origin: DASHBOARD_ORIGIN,
+				"access-control-request-method": "GET",
+				"access-control-request-headers": "authorization",
+			},
+		});
+		expect(preflight.status).toBe(204);
+		expect(preflight.headers.get("access-control-allow-origin")).toBe(DASHBOARD_ORIGIN);
+		expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase()).toContain(
+			"authorization",
+		);
+		const read = await get("/api/runs", w.stack?.readToken, { origin: DASHBOARD_ORIGIN });
+		expect(read.headers.get("access-control-allow-origin")).toBe(DASHBOARD_ORIGIN);
+		const other = await get("/api/runs", w.stack?.readToken, { origin: "https://evil.example" });
+		expect(other.headers.get("access-control-allow-origin")).toBeNull();
+	});
+});
+
+describe("GET /api/runs", () => {
+	let seeded: Run[];
+	beforeAll(async () => {
+		seeded = [];
+		// 45 runs over three days of 2025 in two repos, so pages, filters and windows are exact.
+		for (let i = 0; i < 45; i++)
+			seeded.push(
+				await seed({
+					at: new Date(Date.UTC(2025, 0, 10 + (i % 3), 8, i)).toISOString(),
+					repos: i % 5 === 0 ? ["pager-api", "pager-web"] : [i % 2 ? "pager-api" : "pager-web"],
+					issueKey: `PAGE-${i % 7}`,
+					status: i % 4 === 0 ? "failed" : "succeeded",
+				}),
+			);
+	});
+
+	async function all(query: string, limit: number) {
+		const ids: string[] = [];
+		let cursor: string | null = null;
+		let pages = 0;
+		do {
+			const page: z.infer<typeof runsAnswer> = await json(
+				await get(`/api/runs?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`),
+				runsAnswer,
+			);
+			expect(page.runs.length).toBeLessThanOrEqual(limit);
+			ids.push(...page.runs.map((r) => r.id));
+			cursor = page.nextCursor;
+			pages++;
+		} while (cursor && pages < 50);
+		return { ids, pages };
+	}
+
+	const newestFirst = (runs: Run[]) =>
+		runs
+			.map((r) => r.runId)
+			.sort()
+			.reverse();
+
+	it("pages through everything without loss or repetition, newest first", async () => {
+		const window = "since=2025-01-10&until=2025-01-13";
+		const { ids, pages } = await all(window, 10);
+		expect(ids).toEqual(newestFirst(seeded));
+		expect(pages).toBe(5);
+		// Filtered reads page just as well (a filter thins the index pages it reads).
+		const api = await all(`${window}&repo=pager-api`, 7);
+		expect(api.ids).toEqual(
+			newestFirst(seeded.filter((r) => r.steps.some((s) => s.repo === "pager-api"))),
+		);
+		const failed = await all(`${window}&status=failed`, 4);
+		expect(failed.ids).toEqual(newestFirst(seeded.filter((r) => r.status === "failed")));
+	});
+
+	it("filters by status, source, repo, issue and creation time", async () => {
+		const ids = async (q: string) =>
+			(await json(await get(`/api/runs?limit=100&${q}`), runsAnswer)).runs.map((r) => r.id);
+		const day11 = seeded.filter((r) => r.createdAt.startsWith("2025-01-11"));
+		expect(await ids("since=2025-01-11&until=2025-01-12")).toEqual(newestFirst(day11));
+		expect(
+			await ids("since=2025-01-11T00:00:00Z&until=2025-01-12T00:00:00.000Z&status=failed"),
+		).toEqual(newestFirst(day11.filter((r) => r.status === "failed")));
+		expect(await ids("issue=PAGE-3&source=linear&since=2025-01-01")).toEqual(
+			newestFirst(seeded.filter((r) => r.issueKey === "PAGE-3")),
+		);
+		expect(await ids("source=trello&since=2025-01-01&until=2025-02-01")).toEqual([]);
+		const one = seeded[7] as Run;
+		expect(await ids(`issue=${one.issueId}`)).toEqual([one.runId]);
+	});
+
+	it("shows each run's repos, provider, duration, PRs and links", async () => {
+		const run = seeded[5] as Run;
+		const view = await json(await get(`/api/runs/${run.runId}`), runAnswer);
+		expect(view).toMatchObject({
+			id: run.runId,
+			status: "succeeded",
+			repos: ["pager-api", "pager-web"],
+			provider: "claude",
+			durationSeconds: 11 * 60,
+			prUrls: [
+				"https://github.com/acme/pager-api/pull/1",
+				"https://github.com/acme/pager-web/pull/2",
+			],
+			links: { stream: `/api/runs/${run.runId}/stream` },
+		});
+		expect(view).not.toHaveProperty("config");
+		expect(view).not.toHaveProperty("issue");
+	});
+
+	it.each([
+		["status=bogus", /status/],
+		["limit=0", /limit/],
+		["since=yesterday", /since/],
+		["since=2025-02-01&until=2025-01-01", /since must be before until/],
+		["cursor=bm90LWpzb24", /invalid cursor/],
+	])("answers 400 to %s", async (q, message) => {
+		const res = await get(`/api/runs?${q}`);
+		expect(res.status).toBe(400);
+		expect(JSON.stringify(await res.json())).toMatch(message);
+	});
+});
+
+describe("GET /api/stats", () => {
+	beforeAll(async () => {
+		// March 2025: three runs of api (PRs after 10, 20 and 40 minutes), one failure in web.
+		const at = (d: number) => new Date(Date.UTC(2025, 2, d, 9)).toISOString();
+		await seed({ at: at(1), repos: ["stats-api"], minutesToPr: 10 });
+		await seed({ at: at(2), repos: ["stats-api"], minutesToPr: 20, provider: "gemini" });
+		await seed({ at: at(3), repos: ["stats-api"], minutesToPr: 40 });
+		await seed({ at: at(4), repos: ["stats-web"], status: "failed", minutesToPr: 5 });
+	});
+
+	it("measures the runs created in the window, per repo and per provider", async () => {
+		const s = await json(await get("/api/stats?since=2025-03-01&until=2025-04-01"), statsAnswer);
+		expect(s.window).toEqual({
+			since: "2025-03-01T00:00:00.000Z",
+			until: "2025-04-01T00:00:00.000Z",
+		});
+		expect(s).toMatchObject({
+			total: 4,
+			truncated: false,
+			counts: { succeeded: 3, failed: 1, running: 0 },
+			successRate: 0.75,
+			timeToPr: { medianSeconds: 20 * 60, p90Seconds: 40 * 60 },
+			// Durations 6, 11, 21 and 41 minutes: the nearest-rank median is the second.
+			medianDurationSeconds: 11 * 60,
+		});
+		expect(s.byRepo["stats-api"]).toMatchObject({ finished: 3, succeeded: 3, successRate: 1 });
+		expect(s.byRepo["stats-web"]).toMatchObject({ finished: 1, failed: 1, successRate: 0 });
+		expect(s.byProvider.gemini).toMatchObject({
+			succeeded: 1,
+			timeToPr: { medianSeconds: 20 * 60 },
+		});
+		expect(s.byProvider.claude).toMatchObject({ finished: 3, succeeded: 2, failed: 1 });
+		expect(s.agentSeconds).toBe((9 + 19 + 39 + 4) * 60);
+	});
+
+	it("defaults to the last 30 days and refuses a window that ends before it starts", async () => {
+		const s = await json(await get("/api/stats"), statsAnswer);
+		expect(Date.parse(s.window.until) - Date.parse(s.window.since)).toBe(30 * 86_400_000);
+		expect((await get("/api/stats?since=2025-04-01&until=2025-03-01")).status).toBe(400);
+		expect((await get("/api/stats?until=soon")).status).toBe(400);
+	});
+});
+
+describe("a run, live", () => {
+	it("streams the run and the timeline events that happen after the client connected", async () => {
+		const issue = w.issue("Slow change", "lisa-fake: sleep=2");
+		const { runId } = (await (await w.sendWebhook(w.createdWebhook(issue))).json()) as {
+			runId: string;
+		};
+		const res = await get(`/api/runs/${runId}/stream`);
+		expect(res.status).toBe(200);
+		expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+		const messages = await collectSse(res, (m) => m.event === "end");
+		const runs = messages
+			.filter((m) => m.event === "run")
+			.map((m) => runAnswer.parse(JSON.parse(m.data)));
+		expect(runs[0]?.id).toBe(runId);
+		expect(runs.map((r) => r.status)).toContain("running");
+		expect(runs.at(-1)?.status).toBe("succeeded");
+		const timeline = messages.filter((m) => m.event === "timeline");
+		const types = timeline.map((m) => JSON.parse(m.data).type);
+		expect(types).toContain("run.succeeded");
+		expect(timeline.every((m) => m.id && JSON.parse(m.data).id === m.id)).toBe(true);
+		expect(new Set(timeline.map((m) => m.id)).size).toBe(timeline.length);
+		expect(JSON.parse(messages.at(-1)?.data ?? "{}")).toEqual({ status: "succeeded" });
+
+		// A reconnect with Last-Event-ID resumes after that event: nothing lost, nothing repeated.
+		const middle = timeline[Math.floor(timeline.length / 2)];
+		const resumed = await collectSse(
+			await get(`/api/runs/${runId}/stream`, w.stack?.readToken, {
+				"last-event-id": middle?.id ?? "",
+			}),
+		);
+		const rest = resumed.filter((m) => m.event === "timeline").map((m) => m.id);
+		const all = (
+			await json(await get(`/api/runs/${runId}/events?limit=500`), eventsAnswer)
+		).events.map((e) => e.id);
+		expect(rest).toEqual(all.slice(all.indexOf(middle?.id ?? "") + 1));
+		expect(resumed.at(-1)?.event).toBe("end");
+	});
+
+	it("answers with what is there and ends where responses are buffered (Lambda)", async () => {
+		if (!w.stack) throw new Error("no stack");
+		const run = await seed({ at: new Date().toISOString(), status: "running" });
+		await store().appendEvent(run.runId, { type: "note", message: "hello" });
+		const app = createApp({
+			...w.stack.deps,
+			settings: { ...w.stack.deps.settings, liveStream: false },
+		});
+		const res = await app.request(`/api/runs/${run.runId}/stream`, {
+			headers: auth(w.stack.apiToken),
+		});
+		// collectSse returns when the response ends: no waiting for changes that may never come.
+		const messages = await collectSse(res);
+		expect(messages.map((m) => m.event)).toEqual(["run", "timeline"]);
+	});
+
+	it("answers 404 for an unknown run and 400 for a bad event id", async () => {
+		expect((await get("/api/runs/NOPE/stream")).status).toBe(404);
+		const run = await seed({ at: new Date().toISOString() });
+		expect(
+			(await get(`/api/runs/${run.runId}/stream`, undefined, { "last-event-id": "x" })).status,
+		).toBe(400);
+		expect((await get(`/api/runs/${run.runId}/stream?after=nope`)).status).toBe(400);
+	});
+});
+
+describe("actions", () => {
+	it("cancels an active run (stopping its task) and retries a finished one", async () => {
+		const issue = w.issue("Never finishes", "lisa-fake: sleep=60");
+		const { runId } = (await (await w.sendWebhook(w.createdWebhook(issue))).json()) as {
+			runId: string;
+		};
+		await w.waitForRun(runId, (r) => r.steps[0]?.status === "running");
+		const retryActive = await w.api<{ error: string }>(`/api/runs/${runId}/retry`, {
+			method: "POST",
+		});
+		expect(retryActive).toEqual({ status: 409, body: { error: "run is still running" } });
+		const cancel = await w.api(`/api/runs/${runId}/cancel`, { method: "POST" });
+		expect(cancel).toEqual({ status: 202, body: { id: runId, status: "cancelling" } });
+		const cancelled = await w.waitForRun(runId, (r) => r.status === "cancelled");
+		expect(cancelled.steps[0]?.status).toBe("cancelled");
+		const again = await w.api<{ error: string }>(`/api/runs/${runId}/cancel`, { method: "POST" });
+		expect(again).toEqual({ status: 409, body: { error: "run already cancelled" } });
+
+		const retry = await w.api<{ id: string; retryOf: string }>(`/api/runs/${runId}/retry`, {
+			method: "POST",
+		});
+		expect(retry.status).toBe(202);
+		expect(retry.body.retryOf).toBe(runId);
+		const second = await w.waitForRun(
+			retry.body.id,
+			(r) => r.status === "running" || r.status === "succeeded",
+		);
+		expect(second).toMatchObject({ trigger: "retry", issueId: issue.id });
+		await w.api(`/api/runs/${retry.body.id}/cancel`, { method: "POST" });
+		await w.waitForRun(retry.body.id, (r) => r.status === "cancelled");
+
+		for (const action of ["cancel", "retry"])
+			expect((await w.api(`/api/runs/NOPE/${action}`, { method: "POST" })).status).toBe(404);
+	});
+});

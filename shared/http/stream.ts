@@ -37,10 +37,12 @@ export function runStream(
 			let lastWrite = opened;
 			let run: Run | undefined = first;
 			while (run && !stream.aborted) {
-				const view = JSON.stringify(runView(run, deps));
-				if (view !== lastView) {
-					await stream.writeSSE({ event: "run", data: view, retry: RETRY_MS });
-					lastView = view;
+				const view = runView(run, deps);
+				// The duration grows by itself; only a change of the run is news.
+				const seen = JSON.stringify({ ...view, durationSeconds: undefined });
+				if (seen !== lastView) {
+					await stream.writeSSE({ event: "run", data: JSON.stringify(view), retry: RETRY_MS });
+					lastView = seen;
 					lastWrite = Date.now();
 				}
 				let page: Awaited<ReturnType<ApiDeps["store"]["listEvents"]>>;

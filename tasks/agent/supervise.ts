@@ -35,7 +35,8 @@ export interface Supervised {
 	state: AgentState;
 }
 
-const OUTPUT_EVENT_MS = 30_000;
+/** The dashboard's live tail: fresh enough to watch, at most one small write per 5 s per step. */
+const OUTPUT_EVENT_MS = 5_000;
 const OUTPUT_EVENT_CHARS = 1_500;
 
 /**

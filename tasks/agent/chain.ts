@@ -71,7 +71,7 @@ export async function runChain(
 			continue;
 		}
 		const turn = await hooks.turn(provider);
-		await ctx.heartbeat.set("just_started");
+		await ctx.heartbeat.started(m.spec);
 		await ctx.timeline.add(
 			"agent.started",
 			`${m.spec} started${turn.nativeWorktree ? " in its own worktree" : ""}`,

@@ -17,6 +17,7 @@ export class Heartbeat {
 	private timer?: NodeJS.Timeout;
 	private readonly superseded = new AbortController();
 	state: AgentState = "just_started";
+	private provider?: string;
 
 	constructor(
 		private readonly store: DynamoStore,
@@ -40,6 +41,13 @@ export class Heartbeat {
 	async set(state: AgentState): Promise<void> {
 		if (state === this.state) return;
 		this.state = state;
+		await this.beat();
+	}
+
+	/** A model starts: the step shows which, also when the step then fails. */
+	async started(provider: string): Promise<void> {
+		this.provider = provider;
+		this.state = "just_started";
 		await this.beat();
 	}
 
@@ -78,8 +86,12 @@ export class Heartbeat {
 		if (!ok) throw new Superseded();
 	}
 
-	private fields(): Pick<Step, "heartbeatAt" | "agentState"> {
-		return { heartbeatAt: new Date().toISOString(), agentState: this.state };
+	private fields(): Pick<Step, "heartbeatAt" | "agentState" | "provider"> {
+		return {
+			heartbeatAt: new Date().toISOString(),
+			agentState: this.state,
+			...(this.provider ? { provider: this.provider } : {}),
+		};
 	}
 
 	private async beat(): Promise<void> {

@@ -74,6 +74,8 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 			await row(page, ok).locator('a[href^="https://github.com/acme/api/pull/"]').count(),
 		).toBe(1);
 		expect(await row(page, failed).locator(".badge").textContent()).toBe("failed");
+		// The provider that failed is on the step too, so per-provider stats count failures.
+		expect(await row(page, failed).locator("td").nth(4).textContent()).toBe("claude");
 		expect(await row(page, failed).locator(".error").textContent()).toMatch(/exited with code 4/);
 
 		const stat = (label: string) =>

@@ -172,6 +172,19 @@ describe("webhook → intake → ECS → events, through the entry points", () =
 			commentsBefore,
 		);
 	});
+
+	it("streams the run and its timeline as one buffered event stream (API Gateway buffers)", async () => {
+		const res = await api("GET", `/api/runs/${runId}/stream`);
+		expect(res.statusCode).toBe(200);
+		expect(res.headers?.["content-type"]).toMatch(/^text\/event-stream/);
+		// hono/aws-lambda sends an event stream base64-encoded; API Gateway decodes it for the client.
+		const body = Buffer.from(res.body ?? "", res.isBase64Encoded ? "base64" : "utf8").toString();
+		const events = [...body.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+		expect(events[0]).toBe("run");
+		expect(events).toContain("timeline");
+		expect(events.at(-1)).toBe("end");
+		expect(body).toMatch(/^retry: 2000$/m);
+	});
 });
 
 describe("cancel through the API", () => {

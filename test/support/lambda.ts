@@ -102,6 +102,7 @@ ${opts.configExtra ?? ""}`,
 		...(opts.style === "sst" ? sst : plain),
 		// Not linked in AWS either: set on the function or implied by the embedded services.
 		AWS_REGION: REGION,
+		AWS_LAMBDA_FUNCTION_NAME: "lisa-test-ApiFunction",
 		LISA_DYNAMODB_ENDPOINT: settings.dynamoEndpoint ?? "",
 		LISA_SQS_ENDPOINT: settings.sqsEndpoint ?? "",
 		LISA_CONFIG: configFile,

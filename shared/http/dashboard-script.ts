@@ -156,6 +156,12 @@ async function follow(id, state, draw) {
       continue;
     }
     if (res.status === 401) throw unauthorized();
+    // A run just requested exists once intake took it: wait a little before saying it does not.
+    if (res.status === 404 && ++state.missing < 15) {
+      view.replaceChildren(el("p", { class: "muted" }, "Waiting for the run to start…"));
+      await sleep(2000);
+      continue;
+    }
     if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || res.statusText);
     $("live").textContent = "· live";
     try {
@@ -229,7 +235,7 @@ function drawRun(state) {
 
 async function detail(id) {
   $("where").textContent = "run " + id;
-  const state = { run: null, events: [], lastId: null, ended: false };
+  const state = { run: null, events: [], lastId: null, ended: false, missing: 0 };
   let pending = false;
   const draw = () => {
     if (pending) return;

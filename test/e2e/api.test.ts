@@ -219,6 +219,26 @@ describe("GET /api/runs", () => {
 		expect(await ids(`issue=${one.issueId}`)).toEqual([one.runId]);
 	});
 
+	it("pages a run's timeline, and answers 404 and 400 where it should", async () => {
+		const run = seeded[3] as Run;
+		for (let i = 0; i < 7; i++)
+			await store().appendEvent(run.runId, { type: "note", message: `n${i}` });
+		const first = await json(await get(`/api/runs/${run.runId}/events?limit=4`), eventsAnswer);
+		expect(first.nextCursor).not.toBeNull();
+		const second = await json(
+			await get(`/api/runs/${run.runId}/events?limit=4&cursor=${first.nextCursor}`),
+			eventsAnswer,
+		);
+		expect([...first.events, ...second.events].map((e) => e.message)).toEqual(
+			Array.from({ length: 7 }, (_, i) => `n${i}`),
+		);
+		expect(second.nextCursor).toBeNull();
+		expect((await get("/api/runs/NOPE/events")).status).toBe(404);
+		expect((await get("/api/runs/NOPE")).status).toBe(404);
+		expect((await get(`/api/runs/${run.runId}/events?cursor=!!`)).status).toBe(400);
+		expect((await get(`/api/runs/${run.runId}/events?limit=-1`)).status).toBe(400);
+	});
+
 	it("shows each run's repos, provider, duration, PRs and links", async () => {
 		const run = seeded[5] as Run;
 		const view = await json(await get(`/api/runs/${run.runId}`), runAnswer);
@@ -296,11 +316,14 @@ describe("GET /api/stats", () => {
 
 describe("a run, live", () => {
 	it("streams the run and the timeline events that happen after the client connected", async () => {
-		const issue = w.issue("Slow change", "lisa-fake: sleep=2");
+		const issue = w.issue("Slow change", "lisa-fake: sleep=3");
 		const { runId } = (await (await w.sendWebhook(w.createdWebhook(issue))).json()) as {
 			runId: string;
 		};
+		// The id is known at once; the run exists once intake took the request (404 until then).
+		await w.waitForRun(runId, () => true);
 		const res = await get(`/api/runs/${runId}/stream`);
+		const connected = new Date().toISOString();
 		expect(res.status).toBe(200);
 		expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
 		const messages = await collectSse(res, (m) => m.event === "end");
@@ -313,6 +336,8 @@ describe("a run, live", () => {
 		const timeline = messages.filter((m) => m.event === "timeline");
 		const types = timeline.map((m) => JSON.parse(m.data).type);
 		expect(types).toContain("run.succeeded");
+		// The agent worked for 3 s after the client connected: its events came through the stream.
+		expect(timeline.some((m) => JSON.parse(m.data).at > connected)).toBe(true);
 		expect(timeline.every((m) => m.id && JSON.parse(m.data).id === m.id)).toBe(true);
 		expect(new Set(timeline.map((m) => m.id)).size).toBe(timeline.length);
 		expect(JSON.parse(messages.at(-1)?.data ?? "{}")).toEqual({ status: "succeeded" });

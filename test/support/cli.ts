@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
+import { type AddressInfo, createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -41,4 +42,13 @@ export function lisa(
 		child.once("error", reject);
 		child.once("exit", (code) => resolve({ code, out, stdout, stderr }));
 	});
+}
+
+/** A port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const { port } = server.address() as AddressInfo;
+	await new Promise((resolve) => server.close(resolve));
+	return port;
 }

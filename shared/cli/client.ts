@@ -21,7 +21,12 @@ export interface ConnectionFlags {
 const set = (v: string | undefined) => (v?.trim() ? v.trim() : undefined);
 
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Connection {
-	const settings = readSettings(env);
+	let settings: ReturnType<typeof readSettings>;
+	try {
+		settings = readSettings(env);
+	} catch (err) {
+		throw new CliError((err as Error).message);
+	}
 	const url = (
 		set(flags.url) ??
 		set(env.LISA_URL) ??

@@ -20,6 +20,8 @@ export interface Output {
 	columns: number;
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /** The run's timeline, read incrementally: each poll resumes from the last page it read. */
 class Timeline {
 	readonly events: EventView[] = [];
@@ -49,9 +51,19 @@ class Timeline {
 			this.cursor = body.nextCursor;
 		}
 	}
-}
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+	/**
+	 * Polls until an event of `type` arrived, for at most `ms`: the pipeline records a run's end
+	 * on the run first and in its timeline just after.
+	 */
+	async until(type: string, ms: number, everyMs: number): Promise<void> {
+		const deadline = Date.now() + ms;
+		while (!this.events.some((e) => e.type === type) && Date.now() < deadline) {
+			await sleep(everyMs);
+			await this.poll();
+		}
+	}
+}
 
 async function getRun(client: LisaClient, runId: string) {
 	return client.get<RunView>(`/api/runs/${encodeURIComponent(runId)}`, {}, `no run ${runId}`);
@@ -81,6 +93,7 @@ async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, 
 			lastJson = text;
 		} else {
 			await timeline.poll();
+			if (isTerminal(run.status)) await timeline.until(`run.${run.status}`, 3_000, 200);
 			const lines = runDetail(run, timeline.events);
 			out.write(
 				out.isTTY

@@ -66,6 +66,7 @@ describe("lisa status <id> --watch", () => {
 	});
 
 	it("without --watch prints the run once: header, steps, error and the timeline", async () => {
+		await w.waitForRun(ids.failed as string); // its tracker updates too, so the timeline is complete
 		const { code, stdout } = await lisa(["status", ids.failed as string], env);
 		expect(code).toBe(0);
 		expect(stdout).toMatch(

@@ -1,5 +1,61 @@
 import type { ConfigState } from "../config/load";
+import type { SourceName } from "../config/schema";
 import type { Settings } from "../settings";
+
+// What is ready and what is missing, as text: `npm start`'s readiness list and banner, and the
+// pieces `lisa doctor` shares with it. Pure: the checks that touch the world are in doctor-checks.ts.
+
+export interface Check {
+	/** "skip": could not be checked (an earlier check failed); not a failure by itself. */
+	ok: boolean | "skip";
+	label: string;
+	/** How to fix it (one line). */
+	hint?: string;
+}
+
+export function configCheck(config: ConfigState): Check {
+	if (config.status === "missing")
+		return {
+			ok: false,
+			label: `no config at ${config.file}`,
+			hint: "run `lisa init` (or copy .lisa/config.example.yaml there, or set LISA_CONFIG)",
+		};
+	if (config.status === "invalid")
+		return {
+			ok: false,
+			label: config.error.message,
+			hint: "fix the fields named above, e.g. `lisa config --set <field>=<value>`",
+		};
+	const c = config.config;
+	return {
+		ok: true,
+		label: `config ${config.file}: source ${c.source}, ${c.repos.length} repo(s), models ${c.models.join(" → ")}`,
+	};
+}
+
+export const GITHUB_TOKEN_MISSING =
+	"GITHUB_TOKEN is not set: tasks cannot push or open pull requests on GitHub";
+
+/** The tracker's missing credentials, as one sentence; undefined when they are set. */
+export function trackerCredentialsMissing(
+	source: SourceName,
+	settings: Settings,
+): string | undefined {
+	if (source === "linear" && !settings.linear.apiKey)
+		return "LINEAR_API_KEY is not set: Lisa cannot read or update Linear issues";
+	if (source === "trello" && !(settings.trello.apiKey && settings.trello.token))
+		return "TRELLO_API_KEY and TRELLO_TOKEN must be set: Lisa cannot read or update cards";
+	if (source === "github" && !settings.github.token) return GITHUB_TOKEN_MISSING;
+	return undefined;
+}
+
+export function formatChecks(checks: Check[]): string[] {
+	return checks.flatMap((c) => {
+		if (c.ok === "skip") return [`- ${c.label}`];
+		if (c.ok) return [`✓ ${c.label}`];
+		return [`✗ ${c.label}`, ...(c.hint ? [`    fix: ${c.hint}`] : [])];
+	});
+}
 
 // What `npm start` prints: what works, and what is missing with how to add it.
 
@@ -8,27 +64,17 @@ export interface Readiness {
 	missing: string[];
 }
 
-export function readiness(
-	settings: Settings,
-	config: ConfigState,
-	env: NodeJS.ProcessEnv,
-): Readiness {
+export function readiness(settings: Settings, config: ConfigState): Readiness {
 	const ok: string[] = [];
 	const missing: string[] = [];
-	if (config.status === "missing")
-		missing.push(
-			`no config at ${config.file}: copy .lisa/config.example.yaml there (or set LISA_CONFIG) and edit it`,
-		);
-	else if (config.status === "invalid") missing.push(config.error.message);
-	else
-		ok.push(
-			`config ${config.file}: source ${config.config.source}, ${config.config.repos.length} repo(s), models ${config.config.models.join(" → ")}`,
-		);
+	const cfg = configCheck(config);
+	if (cfg.ok === true) ok.push(cfg.label);
+	else missing.push(config.status === "missing" ? `${cfg.label}: ${cfg.hint}` : cfg.label);
 
 	const source = config.status === "ok" ? config.config.source : "linear";
+	const credentials = trackerCredentialsMissing(source, settings);
+	if (credentials && source !== "github") missing.push(credentials);
 	if (source === "linear") {
-		if (!settings.linear.apiKey)
-			missing.push("LINEAR_API_KEY is not set: Lisa cannot read or update Linear issues");
 		if (!settings.linear.webhookSecret)
 			missing.push(
 				"LINEAR_WEBHOOK_SECRET is not set: /webhooks/linear refuses every delivery (401)",
@@ -36,8 +82,6 @@ export function readiness(
 		if (settings.linear.apiUrl) ok.push(`Linear API at ${settings.linear.apiUrl}`);
 	}
 	if (source === "trello") {
-		if (!settings.trello.apiKey || !settings.trello.token)
-			missing.push("TRELLO_API_KEY and TRELLO_TOKEN must be set: Lisa cannot read or update cards");
 		if (!settings.trello.appSecret)
 			missing.push("TRELLO_APP_SECRET is not set: /webhooks/trello refuses every delivery (401)");
 		if (settings.trello.apiUrl) ok.push(`Trello API at ${settings.trello.apiUrl}`);
@@ -48,8 +92,7 @@ export function readiness(
 				? "GITHUB_WEBHOOK_SECRET is not set: /webhooks/github refuses every delivery (401)"
 				: "GITHUB_WEBHOOK_SECRET is not set (optional): merged pull requests are not followed up",
 		);
-	if (!env.GITHUB_TOKEN)
-		missing.push("GITHUB_TOKEN is not set: tasks cannot push or open pull requests on GitHub");
+	if (!settings.github.token) missing.push(GITHUB_TOKEN_MISSING);
 	if (settings.github.apiUrl) ok.push(`GitHub API at ${settings.github.apiUrl}`);
 	return { ok, missing };
 }
@@ -72,6 +115,7 @@ export function banner(input: {
 		`  Trello hook:   ${input.publicUrl}/webhooks/trello`,
 		`  GitHub hook:   ${input.publicUrl}/webhooks/github`,
 		"  polling mode:  npm run lisa -- run (no public URL needed)",
+		"  command line:  npm run lisa -- status | runs | doctor (README › Command line)",
 		`  data dir:      ${input.dataDir}`,
 		"",
 		...input.readiness.ok.map((l) => `  ✓ ${l}`),

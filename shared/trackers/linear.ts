@@ -73,6 +73,12 @@ export function openBlockers(node: Pick<NextIssueNode, "inverseRelations">): str
 		.map((r) => r.issue?.identifier ?? "?");
 }
 
+/** A client for a personal API key, or an app's OAuth access token (`lin_oauth_…`). */
+export function linearClient(apiKey: string, apiUrl?: string): LinearClient {
+	const auth = apiKey.startsWith("lin_oauth_") ? { accessToken: apiKey } : { apiKey };
+	return new LinearClient({ ...auth, ...(apiUrl ? { apiUrl } : {}) });
+}
+
 /**
  * Linear through @linear/sdk. Workflow states are resolved by name within the issue's team.
  * `LINEAR_API_KEY` is a personal API key, or the OAuth access token of Lisa's Linear app
@@ -91,8 +97,7 @@ export class LinearTracker implements Source {
 	}
 
 	static fromEnv(apiKey: string, apiUrl?: string): LinearTracker {
-		const auth = apiKey.startsWith("lin_oauth_") ? { accessToken: apiKey } : { apiKey };
-		return new LinearTracker(new LinearClient({ ...auth, ...(apiUrl ? { apiUrl } : {}) }));
+		return new LinearTracker(linearClient(apiKey, apiUrl));
 	}
 
 	fetchIssue(ref: string): Promise<SourceIssue> {

@@ -1,40 +1,8 @@
-import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lisa } from "../support/cli";
 import { createWorld, type World } from "../support/world";
 
 // `lisa run` as a real process: its own in-process stack, the same intake path, the original UX.
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-
-function lisa(
-	args: string[],
-	env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; out: string }> {
-	return new Promise((resolve, reject) => {
-		const child = spawn(
-			process.execPath,
-			["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), ...args],
-			{
-				cwd: ROOT,
-				env,
-				stdio: ["ignore", "pipe", "pipe"],
-			},
-		);
-		let out = "";
-		child.stdout.on("data", (b: Buffer) => {
-			out += b.toString();
-		});
-		child.stderr.on("data", (b: Buffer) => {
-			out += b.toString();
-		});
-		child.once("error", reject);
-		child.once("exit", (code) => resolve({ code, out }));
-	});
-}
 
 let w: World;
 beforeAll(async () => {

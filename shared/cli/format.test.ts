@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import type { RunView } from "./api-types";
+import { changedLines, duration, overview, redraw, runDetail, runsTable, table } from "./format";
+
+const run = (over: Partial<RunView> = {}): RunView => ({
+	id: "01RUN",
+	source: "linear",
+	issueId: "uuid-1",
+	issueKey: "ENG-7",
+	title: "Fix it",
+	trigger: "webhook",
+	status: "running",
+	steps: [],
+	createdAt: "2025-01-01T10:00:00.000Z",
+	updatedAt: "2025-01-01T10:00:05.000Z",
+	prUrls: [],
+	...over,
+});
+
+describe("formatting", () => {
+	it("durations", () => {
+		expect([0, 42, 65, 3600 + 240].map(duration)).toEqual(["0s", "42s", "1m 05s", "1h 04m"]);
+	});
+
+	it("aligns table columns, leaving the last one unpadded", () => {
+		expect(table(["A", "LONG"], [["xyz", "1"]])).toEqual(["A    LONG", "xyz  1"]);
+	});
+
+	it("a runs table row: repos without the planning step, providers, duration, PRs", () => {
+		const [, row] = runsTable(
+			[
+				run({
+					status: "succeeded",
+					finishedAt: "2025-01-01T10:01:05.000Z",
+					prUrls: ["https://x/pr/1", "https://x/pr/2"],
+					steps: [
+						{ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 },
+						{ index: 1, repo: "api", status: "succeeded", attempt: 1, provider: "claude" },
+						{ index: 2, repo: "web", status: "succeeded", attempt: 2, provider: "gemini" },
+					],
+				}),
+			],
+			new Date("2030-01-01"),
+		);
+		expect(row).toBe(
+			"01RUN  succeeded  ENG-7  api,web  claude,gemini  1m 05s    https://x/pr/1 https://x/pr/2",
+		);
+	});
+
+	it("a run's detail has no clock in it while the run is active", () => {
+		const lines = runDetail(
+			run({
+				steps: [
+					{ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 },
+					{
+						index: 1,
+						repo: "api",
+						status: "running",
+						attempt: 2,
+						agentState: "in_progress",
+						provider: "claude",
+						branch: "feat/eng-7-fix-it",
+					},
+				],
+			}),
+			[{ id: "e1", at: "2025-01-01T10:00:01.000Z", type: "run.started", message: "started" }],
+		);
+		expect(lines).toEqual([
+			'run 01RUN  running  linear ENG-7 "Fix it"  (webhook, since 10:00:00)',
+			"  steps:",
+			"    #0  (plan)  succeeded  attempt 1  -              -",
+			"    #1  api     running    attempt 2  in_progress    claude    feat/eng-7-fix-it",
+			"  timeline:",
+			"    10:00:01  run.started  started",
+		]);
+	});
+
+	it("the overview", () => {
+		const counts = { queued: 1, planning: 0, running: 0, succeeded: 3, failed: 1, cancelled: 0 };
+		expect(overview({ counts, total: 5, successRate: 0.75 }, [], new Date())).toEqual([
+			"runs: 5 (queued 1 · planning 0 · running 0 · succeeded 3 · failed 1 · cancelled 0)",
+			"success rate: 75%",
+			"no active runs",
+		]);
+		expect(overview({ counts, total: 1, successRate: null }, [], new Date())[1]).toBe(
+			"success rate: no finished runs",
+		);
+	});
+
+	it("--watch output: changed lines without a terminal, a redrawn frame with one", () => {
+		expect(changedLines(["a", "b"], ["a", "c", "b"])).toEqual(["c"]);
+		expect(redraw(0, ["abcdef"], 4)).toBe("abc…\n");
+		expect(redraw(2, ["x"], 80)).toBe("\x1b[2F\x1b[Jx\n");
+	});
+});

@@ -1,0 +1,125 @@
+import type { EventView, RunView, StatsView, StepView } from "./api-types";
+
+// Pure text for `lisa runs` and `lisa status`: no I/O, no clock (callers pass `now`).
+
+/** Columns padded to their widest cell; the last column is not padded. */
+export function table(header: string[], rows: string[][]): string[] {
+	const all = [header, ...rows];
+	const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+	return all.map((r) =>
+		r
+			.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+			.join("  ")
+			.trimEnd(),
+	);
+}
+
+/** `42s`, `3m 05s`, `2h 04m`. */
+export function duration(seconds: number): string {
+	const s = Math.max(0, Math.round(seconds));
+	if (s < 60) return `${s}s`;
+	const m = Math.floor(s / 60);
+	if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+	return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+export function runDuration(run: Pick<RunView, "createdAt" | "finishedAt">, now: Date): string {
+	const end = run.finishedAt ? Date.parse(run.finishedAt) : now.getTime();
+	return duration((end - Date.parse(run.createdAt)) / 1000);
+}
+
+const issueName = (run: Pick<RunView, "issueKey" | "issueId">) => run.issueKey ?? run.issueId;
+const codeSteps = (run: RunView) => run.steps.filter((s) => s.kind !== "plan");
+const unique = (xs: (string | undefined)[]) => [...new Set(xs.filter((x): x is string => !!x))];
+
+export function runsTable(runs: RunView[], now: Date): string[] {
+	return table(
+		["ID", "STATUS", "ISSUE", "REPOS", "PROVIDER", "DURATION", "PRS"],
+		runs.map((r) => [
+			r.id,
+			r.status,
+			issueName(r),
+			unique(codeSteps(r).map((s) => s.repo)).join(",") || "-",
+			unique(r.steps.map((s) => s.provider)).join(",") || "-",
+			runDuration(r, now),
+			r.prUrls.join(" ") || "-",
+		]),
+	);
+}
+
+const oneLine = (text: string, max = 160) => {
+	const line = text.replace(/\s+/g, " ").trim();
+	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+function stepLine(step: StepView, repoWidth: number): string {
+	const repo = step.kind === "plan" ? "(plan)" : step.repo;
+	const where = step.prUrl ?? step.branch ?? "";
+	return [
+		`#${step.index}`,
+		repo.padEnd(repoWidth),
+		step.status.padEnd(9),
+		`attempt ${step.attempt}`,
+		(step.agentState ?? "-").padEnd(13),
+		(step.provider ?? "-").padEnd(8),
+		where,
+		step.error ? `error: ${oneLine(step.error)}` : "",
+	]
+		.join("  ")
+		.trimEnd();
+}
+
+export function eventLine(e: EventView): string {
+	const step = e.step === undefined ? "" : ` #${e.step}`;
+	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message)}`;
+}
+
+/** One run: header, a line per step, and the last `recent` timeline messages (times in UTC). */
+export function runDetail(run: RunView, events: EventView[], recent = 5): string[] {
+	const title = run.title ? ` "${run.title}"` : "";
+	// No clock here: a watched run's header changes only when the run does.
+	const when = run.finishedAt
+		? `took ${runDuration(run, new Date(run.finishedAt))}`
+		: `since ${run.createdAt.slice(11, 19)}`;
+	const lines = [
+		`run ${run.id}  ${run.status}  ${run.source} ${issueName(run)}${title}  (${run.trigger}, ${when})`,
+	];
+	if (run.url) lines.push(`  issue: ${run.url}`);
+	if (run.error) lines.push(`  error: ${oneLine(run.error, 300)}`);
+	if (run.prUrls.length) lines.push(`  PRs:   ${run.prUrls.join(" ")}`);
+	if (run.steps.length) {
+		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 6 : s.repo.length)));
+		lines.push("  steps:", ...run.steps.map((s) => `    ${stepLine(s, width)}`));
+	} else lines.push("  steps: none yet");
+	const tail = events.slice(-recent);
+	if (tail.length) lines.push("  timeline:", ...tail.map((e) => `    ${eventLine(e)}`));
+	return lines;
+}
+
+const STATUS_ORDER = ["queued", "planning", "running", "succeeded", "failed", "cancelled"] as const;
+
+/** `lisa status` without a run: counts, success rate and the active runs. */
+export function overview(stats: StatsView, active: RunView[], now: Date): string[] {
+	const counts = STATUS_ORDER.map((s) => `${s} ${stats.counts[s] ?? 0}`).join(" · ");
+	const rate =
+		stats.successRate === null ? "no finished runs" : `${Math.round(stats.successRate * 100)}%`;
+	const lines = [`runs: ${stats.total} (${counts})`, `success rate: ${rate}`];
+	if (!active.length) return [...lines, "no active runs"];
+	return [...lines, "active runs:", ...runsTable(active, now).map((l) => `  ${l}`)];
+}
+
+/** The lines of `next` that `prev` did not show: what a non-terminal `--watch` prints. */
+export function changedLines(prev: string[], next: string[]): string[] {
+	const seen = new Set(prev);
+	return next.filter((l) => !seen.has(l));
+}
+
+/**
+ * A terminal frame that replaces the previous one (`previousLines` tall): cursor up, clear to the
+ * end, the new lines clipped to the terminal's width so each takes one row.
+ */
+export function redraw(previousLines: number, lines: string[], columns: number): string {
+	const clip = (l: string) => (l.length > columns ? `${l.slice(0, Math.max(columns - 1, 1))}…` : l);
+	const up = previousLines ? `\x1b[${previousLines}F\x1b[J` : "";
+	return `${up}${lines.map(clip).join("\n")}\n`;
+}

@@ -1,0 +1,137 @@
+import type { EventsPage, EventView, RunsPage, RunView, StatsView } from "./api-types";
+import { isTerminal } from "./api-types";
+import type { LisaClient } from "./client";
+import { CliError } from "./exit";
+import { changedLines, overview, redraw, runDetail } from "./format";
+
+// `lisa status [runId] [--watch]`: one run (followed to its end with --watch), or the overview.
+
+export interface StatusOptions {
+	runId?: string;
+	watch: boolean;
+	json: boolean;
+	intervalSeconds: number;
+}
+
+export interface Output {
+	write(text: string): void;
+	/** A terminal: --watch redraws in place instead of printing what changed. */
+	isTTY: boolean;
+	columns: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The run's timeline, read incrementally: each poll resumes from the last page it read. */
+class Timeline {
+	readonly events: EventView[] = [];
+	private readonly seen = new Set<string>();
+	private cursor: string | undefined;
+
+	constructor(
+		private readonly client: LisaClient,
+		private readonly runId: string,
+	) {}
+
+	async poll(): Promise<void> {
+		const path = `/api/runs/${encodeURIComponent(this.runId)}/events`;
+		for (;;) {
+			const { body } = await this.client.get<EventsPage>(
+				path,
+				{ limit: "500", cursor: this.cursor },
+				`no run ${this.runId}`,
+			);
+			for (const e of body.events)
+				if (!this.seen.has(e.id)) {
+					this.seen.add(e.id);
+					this.events.push(e);
+				}
+			// The last page has no next cursor: the next poll reads it again for what was added since.
+			if (!body.nextCursor || body.nextCursor === this.cursor || !body.events.length) return;
+			this.cursor = body.nextCursor;
+		}
+	}
+
+	/**
+	 * Polls until an event of `type` arrived, for at most `ms`: the pipeline records a run's end
+	 * on the run first and in its timeline just after.
+	 */
+	async until(type: string, ms: number, everyMs: number): Promise<void> {
+		const deadline = Date.now() + ms;
+		while (!this.events.some((e) => e.type === type) && Date.now() < deadline) {
+			await sleep(everyMs);
+			await this.poll();
+		}
+	}
+}
+
+async function getRun(client: LisaClient, runId: string) {
+	return client.get<RunView>(`/api/runs/${encodeURIComponent(runId)}`, {}, `no run ${runId}`);
+}
+
+async function showRun(client: LisaClient, runId: string, opts: StatusOptions, out: Output) {
+	const { text, body: run } = await getRun(client, runId);
+	if (opts.json) {
+		out.write(`${text}\n`);
+		return 0;
+	}
+	const timeline = new Timeline(client, runId);
+	await timeline.poll();
+	out.write(`${runDetail(run, timeline.events).join("\n")}\n`);
+	return 0;
+}
+
+/** Follows the run until it is terminal: exit 0 when it succeeded, 1 otherwise. */
+async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, out: Output) {
+	const timeline = new Timeline(client, runId);
+	let shown: string[] = [];
+	let lastJson = "";
+	for (;;) {
+		const { text, body: run } = await getRun(client, runId);
+		if (opts.json) {
+			if (text !== lastJson) out.write(`${text}\n`);
+			lastJson = text;
+		} else {
+			await timeline.poll();
+			if (isTerminal(run.status)) await timeline.until(`run.${run.status}`, 3_000, 200);
+			const lines = runDetail(run, timeline.events);
+			out.write(
+				out.isTTY
+					? redraw(shown.length, lines, out.columns)
+					: changedLines(shown, lines)
+							.map((l) => `${l}\n`)
+							.join(""),
+			);
+			shown = lines;
+		}
+		if (isTerminal(run.status)) return run.status === "succeeded" ? 0 : 1;
+		await sleep(opts.intervalSeconds * 1000);
+	}
+}
+
+const ACTIVE = ["running", "planning", "queued"] as const;
+
+async function showOverview(client: LisaClient, opts: StatusOptions, out: Output) {
+	const { body: stats } = await client.get<StatsView>("/api/stats");
+	const active: RunView[] = [];
+	for (const status of ACTIVE)
+		active.push(...(await client.get<RunsPage>("/api/runs", { status, limit: "100" })).body.runs);
+	if (opts.json) out.write(`${JSON.stringify({ stats, active })}\n`);
+	else out.write(`${overview(stats, active, new Date()).join("\n")}\n`);
+	return 0;
+}
+
+export async function statusCommand(
+	client: LisaClient,
+	opts: StatusOptions,
+	out: Output,
+): Promise<number> {
+	if (!opts.runId) {
+		if (opts.watch)
+			throw new CliError("--watch follows one run: pass its id (lisa runs lists them)");
+		return showOverview(client, opts, out);
+	}
+	return opts.watch
+		? watchRun(client, opts.runId, opts, out)
+		: showRun(client, opts.runId, opts, out);
+}

@@ -1,0 +1,123 @@
+import { writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closedPort, lisa } from "../support/cli";
+import { createWorld, TRELLO_BOARD, type World } from "../support/world";
+
+// `lisa doctor` as a real process against the Linear, Trello and GitHub doubles, the fake agent
+// CLIs on PATH, real git, and a running local stack for the API check.
+
+let w: World;
+let silent: Server;
+const sockets = new Set<Socket>();
+
+beforeAll(async () => {
+	w = await createWorld();
+	// Accepts connections and never answers: what a network check must give up on.
+	silent = createServer((s) => {
+		sockets.add(s);
+	});
+	await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+});
+afterAll(async () => {
+	for (const s of sockets) s.destroy();
+	await new Promise((resolve) => silent.close(resolve));
+	await w.stop();
+});
+
+async function config(name: string, yaml: string): Promise<string> {
+	const file = path.join(w.dir, name);
+	await writeFile(file, yaml);
+	return file;
+}
+
+const repo = () =>
+	`repos:\n  - name: api\n    url: ${w.repo.url}\n    slug: acme/api\n  - name: local\n    url: ${w.repo.url}\n`;
+
+describe("lisa doctor", () => {
+	it("passes on a working setup and says what it checked", async () => {
+		const { code, stdout } = await lisa(["doctor", "--url", w.url()], w.env);
+		expect(stdout.trim().split("\n")).toEqual([
+			`✓ config ${w.env.LISA_CONFIG}: source linear, 1 repo(s), models claude`,
+			expect.stringMatching(/^✓ git version \d/),
+			`✓ claude agent CLI: ${path.join(w.agents.bin, "claude")}`,
+			`✓ Linear (${w.linear.url}): signed in as Lisa`,
+			`✓ GitHub (${w.github.url}): signed in as lisa-bot`,
+			"✓ repo api (acme/api): visible, can push",
+			`✓ Lisa at ${w.url()}: /healthz answers 200`,
+			"",
+			"all checks passed",
+		]);
+		expect(code).toBe(0);
+	});
+
+	it("checks Trello and GitHub Issues as the tracker when the config says so", async () => {
+		const trello = await config(
+			"trello.yaml",
+			`source: trello\nsource_config: {team: ${TRELLO_BOARD}}\n${repo()}`,
+		);
+		const t = await lisa(["doctor"], { ...w.env, LISA_CONFIG: trello });
+		expect(t.code).toBe(0);
+		expect(t.stdout).toMatch(new RegExp(`\\n✓ Trello \\(${w.trello.url}\\): signed in as \\S+\\n`));
+		expect(t.stdout).toContain("- repo local: no slug (not on GitHub): no pull requests");
+
+		const github = await config("github.yaml", `source: github\n${repo()}`);
+		const g = await lisa(["doctor"], { ...w.env, LISA_CONFIG: github });
+		expect(g.code).toBe(0);
+		expect(g.stdout).toContain(`✓ GitHub Issues (${w.github.url}): signed in as lisa-bot`);
+		expect(g.stdout).not.toContain("✓ GitHub (");
+	});
+
+	it("fails with a fix for each problem", async () => {
+		const file = await config(
+			"broken.yaml",
+			`models: [claude, builtin, codex]\nrepos:\n  - name: api\n    url: ${w.repo.url}\n    slug: acme/missing\n`,
+		);
+		const closed = `http://127.0.0.1:${await closedPort()}`;
+		const env = {
+			...w.env,
+			LISA_CONFIG: file,
+			LINEAR_API_KEY: "lin_api_wrong_key_0000000000000000",
+			PATH: `${w.agents.bin.replace(/bin$/, "nothing")}:${path.dirname(process.execPath)}:/usr/bin:/bin`,
+		};
+		const { code, stdout } = await lisa(["doctor", "--url", closed], env);
+		expect(code).toBe(1);
+		const out = stdout.split("\n");
+		const fixFor = (line: string) => out[out.indexOf(line) + 1];
+		expect(out).toContain("✗ claude agent CLI is not on PATH (models: claude, builtin, codex)");
+		expect(fixFor("✗ claude agent CLI is not on PATH (models: claude, builtin, codex)")).toBe(
+			"    fix: npm i -g @anthropic-ai/claude-code (and set ANTHROPIC_API_KEY), or remove it from `models`",
+		);
+		expect(out).toContain("✗ builtin agent: LISA_LLM_BASE_URL and LISA_LLM_MODEL not set");
+		expect(out).toContain(`✗ Linear (${w.linear.url}) refused LINEAR_API_KEY`);
+		expect(fixFor(`✗ Linear (${w.linear.url}) refused LINEAR_API_KEY`)).toMatch(
+			/^ {4}fix: create a new personal API key in Linear › Settings › API/,
+		);
+		expect(out).toContain("✗ repo api (acme/missing): not found, or not visible to GITHUB_TOKEN");
+		expect(out).toContain(`✗ no Lisa at ${closed} (ECONNREFUSED)`);
+		expect(fixFor(`✗ no Lisa at ${closed} (ECONNREFUSED)`)).toBe(
+			"    fix: start one with `npm start` or pass --url",
+		);
+		expect(out).toContain("✗ codex agent CLI is not on PATH (models: claude, builtin, codex)");
+		expect(out.at(-2)).toBe("6 problem(s) found");
+	});
+
+	it("gives up on a tracker that does not answer, saying so", async () => {
+		const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/graphql`;
+		const { code, stdout } = await lisa(["doctor"], { ...w.env, LINEAR_API_URL: silentUrl });
+		expect(code).toBe(1);
+		expect(stdout).toContain(`✗ Linear did not answer within 5 s (${silentUrl})`);
+		expect(stdout).toContain("✓ repo api (acme/api): visible, can push");
+	});
+
+	it("reports an invalid config with the schema's words and skips what needs it", async () => {
+		const file = await config("invalid.yaml", "provider: gpt\nrepos: []\n");
+		const { code, stdout } = await lisa(["doctor"], { ...w.env, LISA_CONFIG: file });
+		expect(code).toBe(1);
+		expect(stdout).toContain(`✗ invalid config ${file}:`);
+		expect(stdout).toMatch(/ {2}- provider: .* — fix: use one of claude, gemini/);
+		expect(stdout).toContain("- agent CLIs: needs a valid config");
+		expect(stdout).toContain("- tracker: needs a valid config");
+	});
+});

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closedPort, lisa } from "../support/cli";
+import { createWorld, type World } from "../support/world";
+
+// `lisa runs` and `lisa status` as real processes against a running local stack. The token comes
+// from the stack's token file in LISA_DATA_DIR, as on a developer's machine after `npm start`.
+
+let w: World;
+let env: NodeJS.ProcessEnv;
+const ids: { ok?: string; failed?: string } = {};
+
+beforeAll(async () => {
+	w = await createWorld();
+	env = { ...w.env, LISA_URL: w.url() };
+});
+afterAll(() => w.stop());
+
+async function startRun(title: string, description: string): Promise<string> {
+	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
+	expect(res.status).toBe(202);
+	return ((await res.json()) as { runId: string }).runId;
+}
+
+const lines = (text: string) => text.split("\n").filter(Boolean);
+
+describe("lisa status <id> --watch", () => {
+	it("follows a run to its end, printing what changed, and exits 0 when it succeeded", async () => {
+		const id = await startRun("Fix login redirect", "lisa-fake: sleep=1");
+		ids.ok = id;
+		const { code, stdout, stderr } = await lisa(
+			["status", id, "--watch", "--interval", "0.2"],
+			env,
+		);
+		expect(stderr).toBe("");
+		expect(code).toBe(0);
+		const out = lines(stdout);
+		const headers = out.filter((l) => l.startsWith(`run ${id}  `));
+		expect(headers.at(-1)).toMatch(
+			new RegExp(`^run ${id}  succeeded  linear ENG-\\d+ "Fix login redirect"  \\(webhook, took `),
+		);
+		// Not a terminal: each version of the header is printed once, not on every poll.
+		expect(new Set(headers).size).toBe(headers.length);
+		const pr = w.github.pulls("acme/api")[0]?.html_url;
+		expect(pr).toBeDefined();
+		expect(out).toContain(`  PRs:   ${pr}`);
+		expect(out.some((l) => /^ {4}#0 {2}api {2}succeeded {2}attempt 1 {2}.*claude/.test(l))).toBe(
+			true,
+		);
+		expect(out.some((l) => l.includes(pr as string) && l.includes("#0"))).toBe(true);
+		expect(out.some((l) => /^ {4}\d\d:\d\d:\d\d {2}run\.succeeded/.test(l))).toBe(true);
+	});
+
+	it("exits 1 when the run fails; --json prints one JSON line per change", async () => {
+		const id = await startRun("Break things", "lisa-fake: sleep=1\nlisa-fake: exit=3");
+		ids.failed = id;
+		const { code, stdout } = await lisa(
+			["status", id, "--watch", "--json", "--interval", "0.2"],
+			env,
+		);
+		expect(code).toBe(1);
+		const runs = lines(stdout).map((l) => JSON.parse(l) as { id: string; status: string });
+		expect(runs.every((r) => r.id === id)).toBe(true);
+		expect(runs.at(-1)).toMatchObject({ status: "failed" });
+		const texts = lines(stdout);
+		expect(new Set(texts).size).toBe(texts.length);
+	});
+
+	it("without --watch prints the run once: header, steps, error and the timeline", async () => {
+		await w.waitForRun(ids.failed as string); // its tracker updates too, so the timeline is complete
+		const { code, stdout } = await lisa(["status", ids.failed as string], env);
+		expect(code).toBe(0);
+		expect(stdout).toMatch(
+			new RegExp(`^run ${ids.failed}  failed  linear ENG-\\d+ "Break things"`),
+		);
+		expect(stdout).toMatch(/\n {2}error: .*claude exited with code 3/);
+		expect(stdout).toMatch(/\n {4}#0 {2}api {2}failed +attempt 1 .*error: claude exited/);
+		expect(stdout).toMatch(/\n {2}timeline:\n/);
+		expect(stdout).toMatch(/run\.failed/);
+
+		const json = await lisa(["status", ids.failed as string, "--json"], env);
+		expect(json.code).toBe(0);
+		expect(JSON.parse(json.stdout)).toEqual((await w.api(`/api/runs/${ids.failed}`)).body);
+	});
+});
+
+describe("lisa runs", () => {
+	it("prints a table of runs, newest first", async () => {
+		const { code, stdout } = await lisa(["runs"], env);
+		expect(code).toBe(0);
+		const [header, ...rows] = lines(stdout);
+		expect(header).toMatch(/^ID\s+STATUS\s+ISSUE\s+REPOS\s+PROVIDER\s+DURATION\s+PRS$/);
+		expect(rows).toHaveLength(2);
+		expect(rows[0]).toMatch(
+			new RegExp(`^${ids.failed}\\s+failed\\s+ENG-\\d+\\s+api\\s+\\S+\\s+\\d+s\\s+-$`),
+		);
+		const pr = w.github.pulls("acme/api")[0]?.html_url as string;
+		expect(rows[1]).toMatch(
+			new RegExp(`^${ids.ok}\\s+succeeded\\s+ENG-\\d+\\s+api\\s+claude\\s+\\d+s\\s+`),
+		);
+		expect(rows[1]?.endsWith(pr)).toBe(true);
+	});
+
+	it("passes the filters to the API and hints at the next page", async () => {
+		const failed = await lisa(["runs", "--status", "failed"], env);
+		expect(
+			lines(failed.stdout)
+				.slice(1)
+				.map((l) => l.split(/\s+/)[0]),
+		).toEqual([ids.failed]);
+
+		const page = await lisa(["runs", "--limit", "1"], env);
+		expect(page.code).toBe(0);
+		const hint = lines(page.stdout).at(-1) as string;
+		expect(hint).toMatch(/^more: lisa runs --cursor \S+ \(with the same filters\)$/);
+		const cursor = hint.split(" ")[4] as string;
+		const next = await lisa(["runs", "--limit", "1", "--cursor", cursor], env);
+		expect(lines(next.stdout)[1]?.split(/\s+/)[0]).toBe(ids.ok);
+
+		const bad = await lisa(["runs", "--status", "done"], env);
+		expect(bad.code).toBe(1);
+		expect(bad.stderr).toMatch(/^Lisa answered 400: invalid request; status: /);
+	});
+
+	it("--json prints the API's JSON as it is", async () => {
+		const { code, stdout } = await lisa(["runs", "--json", "--source", "linear"], env);
+		expect(code).toBe(0);
+		expect(JSON.parse(stdout)).toEqual((await w.api("/api/runs?source=linear")).body);
+	});
+});
+
+describe("lisa status (overview)", () => {
+	it("prints the counts, the success rate and the active runs", async () => {
+		const { code, stdout } = await lisa(["status"], env);
+		expect(code).toBe(0);
+		expect(lines(stdout)).toEqual([
+			"runs: 2 (queued 0 · planning 0 · running 0 · succeeded 1 · failed 1 · cancelled 0)",
+			"success rate: 50%",
+			"no active runs",
+		]);
+		const json = await lisa(["status", "--json"], env);
+		expect(JSON.parse(json.stdout)).toMatchObject({
+			stats: { total: 2, successRate: 0.5, counts: { succeeded: 1, failed: 1 } },
+			active: [],
+		});
+	});
+});
+
+describe("errors say what to do", () => {
+	it("a refused token: a clear message, exit 1, and the token is never printed", async () => {
+		const secret = "lisa_not-the-right-token-0123456789";
+		const { code, out } = await lisa(["runs"], { ...env, LISA_API_TOKEN: secret });
+		expect(code).toBe(1);
+		expect(out).toMatch(
+			/^the token was refused \(token from LISA_API_TOKEN; Lisa said: invalid bearer token\)/,
+		);
+		expect(out).not.toContain(secret);
+		const flag = await lisa(["status", "--token", secret], env);
+		expect(flag.code).toBe(1);
+		expect(flag.out).toContain("the token was refused (token from --token");
+		expect(flag.out).not.toContain(secret);
+	});
+
+	it("an unknown run id", async () => {
+		const { code, stderr } = await lisa(["status", "01JUNKNOWNRUN000000000000"], env);
+		expect(code).toBe(1);
+		expect(stderr.trim()).toBe("no run 01JUNKNOWNRUN000000000000");
+	});
+
+	it("no Lisa at the URL", async () => {
+		const url = `http://127.0.0.1:${await closedPort()}`;
+		const { code, stderr } = await lisa(["runs", "--url", url], env);
+		expect(code).toBe(1);
+		expect(stderr.trim()).toBe(`no Lisa at ${url}: start one with \`npm start\` or pass --url`);
+	});
+});

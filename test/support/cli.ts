@@ -1,0 +1,54 @@
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { type AddressInfo, createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+// The `lisa` CLI as a real child process (argv, env, exit code), as a user runs it.
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+export interface CliResult {
+	code: number | null;
+	/** stdout and stderr, interleaved as they arrived. */
+	out: string;
+	stdout: string;
+	stderr: string;
+}
+
+export function lisa(
+	args: string[],
+	env: NodeJS.ProcessEnv,
+	opts: { cwd?: string } = {},
+): Promise<CliResult> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(
+			process.execPath,
+			["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), ...args],
+			{ cwd: opts.cwd ?? ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
+		);
+		let out = "";
+		let stdout = "";
+		let stderr = "";
+		child.stdout.on("data", (b: Buffer) => {
+			out += b.toString();
+			stdout += b.toString();
+		});
+		child.stderr.on("data", (b: Buffer) => {
+			out += b.toString();
+			stderr += b.toString();
+		});
+		child.once("error", reject);
+		child.once("exit", (code) => resolve({ code, out, stdout, stderr }));
+	});
+}
+
+/** A port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const { port } = server.address() as AddressInfo;
+	await new Promise((resolve) => server.close(resolve));
+	return port;
+}

@@ -101,6 +101,7 @@ export function banner(input: {
 	url: string;
 	publicUrl: string;
 	apiToken: string;
+	readToken: string;
 	dataDir: string;
 	readiness: Readiness;
 }): string {
@@ -111,6 +112,7 @@ export function banner(input: {
 		`  dashboard:     ${input.url}/`,
 		`  runs API:      ${input.url}/api/runs`,
 		`  API token:     ${input.apiToken}   (Authorization: Bearer <token>; LISA_API_TOKEN)`,
+		`  read token:    ${input.readToken}   (read-only, for dashboards; LISA_READ_TOKEN)`,
 		`  Linear hook:   ${input.publicUrl}/webhooks/linear`,
 		`  Trello hook:   ${input.publicUrl}/webhooks/trello`,
 		`  GitHub hook:   ${input.publicUrl}/webhooks/github`,

@@ -21,6 +21,7 @@ const start = defineCommand({
 				url: stack.url,
 				publicUrl: settings.publicUrl ?? stack.url,
 				apiToken: stack.apiToken,
+				readToken: stack.readToken,
 				dataDir: settings.dataDir,
 				readiness: readiness(settings, loadConfig(settings.configPath)),
 			}),

@@ -121,6 +121,22 @@ describe("lisa runs", () => {
 		expect(bad.stderr).toMatch(/^Lisa answered 400: invalid request; status: /);
 	});
 
+	it("reads with the read-only token, filtering by repo, issue and creation time", async () => {
+		const read = { ...env, LISA_READ_TOKEN: w.stack?.readToken };
+		const ok = (await w.api<{ issueKey: string }>(`/api/runs/${ids.ok}`)).body;
+		const runIds = async (...args: string[]) => {
+			const { code, stdout, stderr } = await lisa(["runs", "--json", ...args], read);
+			expect(stderr).toBe("");
+			expect(code).toBe(0);
+			return (JSON.parse(stdout) as { runs: { id: string }[] }).runs.map((r) => r.id);
+		};
+		expect(await runIds("--issue", ok.issueKey)).toEqual([ids.ok]);
+		expect((await runIds("--repo", "api")).sort()).toEqual([ids.ok, ids.failed].sort());
+		expect(await runIds("--repo", "web")).toEqual([]);
+		expect(await runIds("--since", new Date(Date.now() + 3600_000).toISOString())).toEqual([]);
+		expect((await runIds("--since", "2026-01-01", "--until", "2999-01-01")).length).toBe(2);
+	});
+
 	it("--json prints the API's JSON as it is", async () => {
 		const { code, stdout } = await lisa(["runs", "--json", "--source", "linear"], env);
 		expect(code).toBe(0);

@@ -47,9 +47,16 @@ export async function startStackProcess(env: NodeJS.ProcessEnv): Promise<StackPr
 	const token = (
 		await readFile(path.join(env.LISA_DATA_DIR as string, "api-token"), "utf8")
 	).trim();
-	// The banner names the token it generated (issue 2: URL, API token and webhook URLs).
-	if (!out.includes(`API token:     ${token}`) || !out.includes("/webhooks/linear"))
-		throw new Error(`the banner does not show the API token and webhook URLs:\n${out}`);
+	const readToken = (
+		await readFile(path.join(env.LISA_DATA_DIR as string, "read-token"), "utf8")
+	).trim();
+	// The banner names the tokens it generated (issue 2: URL, API token and webhook URLs).
+	if (
+		!out.includes(`API token:     ${token}`) ||
+		!out.includes(`read token:    ${readToken}`) ||
+		!out.includes("/webhooks/linear")
+	)
+		throw new Error(`the banner does not show the tokens and webhook URLs:\n${out}`);
 	return {
 		url,
 		token,

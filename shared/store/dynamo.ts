@@ -105,36 +105,29 @@ const repoNames = (steps: readonly Step[]) => [
 	...new Set(steps.filter((st) => st.kind !== "plan").map((st) => st.repo)),
 ];
 
+/** Each filter of a listing as a clause on the run's attributes; its value is `:<field>`. */
+const FILTERS = {
+	source: { names: { "#src": "source" }, clause: "#src = :source" },
+	repo: { names: { "#repos": "repoNames" }, clause: "contains(#repos, :repo)" },
+	issue: {
+		names: { "#iid": "issueId", "#ikey": "issueKey" },
+		clause: "(#iid = :issue OR #ikey = :issue)",
+	},
+	since: { names: { "#created": "createdAt" }, clause: "#created >= :since" },
+	until: { names: { "#created": "createdAt" }, clause: "#created < :until" },
+} as const;
+
 /** The filter expression for the fields an index's key condition does not cover. */
 function runFilterExpression(f: Omit<RunFilter, "status">) {
 	const names: Record<string, string> = {};
 	const values: Record<string, unknown> = {};
 	const parts: string[] = [];
-	if (f.source) {
-		names["#src"] = "source";
-		values[":src"] = f.source;
-		parts.push("#src = :src");
-	}
-	if (f.repo) {
-		names["#repos"] = "repoNames";
-		values[":repo"] = f.repo;
-		parts.push("contains(#repos, :repo)");
-	}
-	if (f.issue) {
-		names["#iid"] = "issueId";
-		names["#ikey"] = "issueKey";
-		values[":issue"] = f.issue;
-		parts.push("(#iid = :issue OR #ikey = :issue)");
-	}
-	if (f.since) {
-		names["#created"] = "createdAt";
-		values[":since"] = f.since;
-		parts.push("#created >= :since");
-	}
-	if (f.until) {
-		names["#created"] = "createdAt";
-		values[":until"] = f.until;
-		parts.push("#created < :until");
+	for (const [field, filter] of Object.entries(FILTERS)) {
+		const value = f[field as keyof typeof FILTERS];
+		if (!value) continue;
+		Object.assign(names, filter.names);
+		values[`:${field}`] = value;
+		parts.push(filter.clause);
 	}
 	return { names, values, expression: parts.length ? parts.join(" AND ") : undefined };
 }

@@ -118,18 +118,13 @@ export async function reportStart(deps: PipelineDeps, run: Run): Promise<Run> {
 	if (run.tracker.startComment || !run.issue) return run;
 	const claimed = await claimPost(deps, run.runId, "startComment");
 	if (!claimed) return run;
-	const url = deps.runUrl(claimed.runId);
-	if (claimed.agentSessionId)
-		await bestEffort(
-			deps,
-			claimed,
-			"posting the start to the agent session",
-			postActivity(claimed, startedAction(claimed)),
-		);
-	else if (claimed.config?.comments.enabled ?? true)
-		await bestEffort(deps, claimed, "commenting the start", (s) =>
-			s.comment(claimed.issue?.id ?? claimed.issueId, startComment(claimed, url)),
-		);
+	await postProgress(
+		deps,
+		claimed,
+		"the start",
+		() => startedAction(claimed),
+		() => startComment(claimed, deps.runUrl(claimed.runId)),
+	);
 	return claimed;
 }
 
@@ -138,33 +133,45 @@ export async function reportPlan(deps: PipelineDeps, run: Run): Promise<void> {
 	const plan = run.plan;
 	if (!plan || !run.issue || run.tracker.skip || run.tracker.planComment) return;
 	if (!(await claimPost(deps, run.runId, "planComment"))) return;
-	if (run.agentSessionId)
-		await bestEffort(
-			deps,
-			run,
-			"posting the plan to the agent session",
-			postActivity(run, planAction(plan)),
-		);
-	else if (run.config?.comments.enabled ?? true)
-		await bestEffort(deps, run, "commenting the plan", (s) =>
-			s.comment(run.issue?.id ?? run.issueId, planComment(run, plan, deps.runUrl(run.runId))),
-		);
+	await postProgress(
+		deps,
+		run,
+		"the plan",
+		() => planAction(plan),
+		() => planComment(run, plan, deps.runUrl(run.runId)),
+	);
 }
 
 /** A step opened its PR and the run goes on (multi-repository runs). */
 export async function reportStep(deps: PipelineDeps, run: Run, stepIndex: number): Promise<void> {
 	if (!run.issue || run.tracker.skip || !run.steps[stepIndex]?.prUrl) return;
-	const url = deps.runUrl(run.runId);
+	await postProgress(
+		deps,
+		run,
+		"the step",
+		() => stepAction(run, stepIndex),
+		() => stepComment(run, stepIndex, deps.runUrl(run.runId)),
+	);
+}
+
+/** One stage's post: an activity in the run's agent session, else a comment unless they are off. */
+async function postProgress(
+	deps: PipelineDeps,
+	run: Run,
+	stage: string,
+	activity: () => SessionActivity,
+	comment: () => string,
+): Promise<void> {
 	if (run.agentSessionId)
 		await bestEffort(
 			deps,
 			run,
-			"posting the step to the agent session",
-			postActivity(run, stepAction(run, stepIndex)),
+			`posting ${stage} to the agent session`,
+			postActivity(run, activity()),
 		);
 	else if (run.config?.comments.enabled ?? true)
-		await bestEffort(deps, run, "commenting the step", (s) =>
-			s.comment(run.issue?.id ?? run.issueId, stepComment(run, stepIndex, url)),
+		await bestEffort(deps, run, `commenting ${stage}`, (s) =>
+			s.comment(run.issue?.id ?? run.issueId, comment()),
 		);
 }
 

@@ -10,7 +10,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { encodeTime, ulid } from "ulid";
 import { type Guardrail, MAX_GUARDRAILS } from "../domain/guardrails";
-import type { Run, RunPatch, Step } from "../domain/run";
+import { type Run, type RunPatch, type Step, workSteps } from "../domain/run";
 import type { RunStatus } from "../domain/states";
 import { INDEXES, type IndexName, key } from "./table";
 
@@ -94,15 +94,18 @@ export class InvalidCursor extends Error {
 	}
 }
 
-function toRun(item: Record<string, unknown>): Run {
-	const run = { ...item };
-	for (const k of KEY_ATTRS) delete run[k];
-	return run as unknown as Run;
+/** An item without its storage-only attributes: the run, event or guardrail it holds. */
+function stripKeys<T>(item: Record<string, unknown>): T {
+	const rest = { ...item };
+	for (const k of KEY_ATTRS) delete rest[k];
+	return rest as T;
 }
+
+const toRun = stripKeys<Run>;
 
 /** The repos a run works in (not the planning step's `*`): the attribute behind the repo filter. */
 const repoNames = (steps: readonly Step[]) => [
-	...new Set(steps.filter((st) => st.kind !== "plan").map((st) => st.repo)),
+	...new Set(workSteps({ steps }).map((st) => st.repo)),
 ];
 
 /** Each filter of a listing as a clause on the run's attributes; its value is `:<field>`. */
@@ -224,8 +227,6 @@ class Expression {
  * version-checked conditional update; there are no transactions and no Scans.
  */
 export class DynamoStore {
-	/** Count of requests sent, for the ingest benchmark. */
-	requests = 0;
 	private readonly observers = new Set<RequestObserver>();
 
 	constructor(
@@ -234,11 +235,10 @@ export class DynamoStore {
 	) {
 		doc.middlewareStack.add(
 			(next, context) => (args) => {
-				this.requests++;
 				for (const observe of this.observers) observe(context.commandName ?? "", args.input);
 				return next(args);
 			},
-			{ step: "initialize", name: "lisaRequestCounter", override: true },
+			{ step: "initialize", name: "lisaRequestObserver", override: true },
 		);
 	}
 
@@ -565,11 +565,7 @@ export class DynamoStore {
 			limit,
 			cursor,
 			[],
-			(item) => {
-				const e = { ...item };
-				for (const k of KEY_ATTRS) delete e[k];
-				return e as unknown as RunEvent;
-			},
+			stripKeys<RunEvent>,
 		);
 	}
 
@@ -604,11 +600,7 @@ export class DynamoStore {
 				Limit: limit,
 			}),
 		);
-		return (out.Items ?? []).map((item) => {
-			const g = { ...item };
-			for (const k of KEY_ATTRS) delete g[k];
-			return g as unknown as Guardrail;
-		});
+		return (out.Items ?? []).map(stripKeys<Guardrail>);
 	}
 
 	// ── at most limits.max_concurrent_runs active runs ───────────────────────────────────────
@@ -688,15 +680,10 @@ export class DynamoStore {
 			return { acquired: true };
 		} catch (err) {
 			if (!isConditionFailure(err)) throw err;
-			const out = await this.doc.send(
-				new GetCommand({
-					TableName: this.table,
-					Key: key.issueLock(source, issueId),
-					ConsistentRead: true,
-				}),
-			);
-			if (!out.Item?.runId) return this.acquireIssueLock(source, issueId, runId);
-			return { acquired: false, holder: out.Item.runId };
+			const holder = await this.issueLockHolder(source, issueId);
+			// Released in between: try again.
+			if (!holder) return this.acquireIssueLock(source, issueId, runId);
+			return { acquired: false, holder };
 		}
 	}
 

@@ -143,7 +143,7 @@ export function decideOnStepFinished(
  * parallelism leaves room for beside the ones already running.
  */
 export function nextWave(steps: readonly Step[], parallel: number): number[] {
-	const work = workSteps({ steps: [...steps] });
+	const work = workSteps({ steps });
 	const open = work.filter((s) => s.status !== "succeeded");
 	if (!open.length || open.some((s) => s.status === "failed" || s.status === "cancelled"))
 		return [];
@@ -204,10 +204,7 @@ function acceptPlan(
 
 /** A step failed for good: the rest stop (pending ones cancelled, running siblings too). */
 function failRun(run: Run, index: number, finished: Partial<Step>, now: string): Finish {
-	const steps: Record<number, Partial<Step>> = { [index]: finished };
-	for (const s of run.steps)
-		if (s.index !== index && !isTerminalStep(s.status))
-			steps[s.index] = { status: stepStatusAfter(s, "cancel"), finishedAt: now };
+	const steps = { ...closeOpenSteps(run, "cancel", now), [index]: finished };
 	const after = run.steps.map((s) => ({ ...s, ...steps[s.index] }));
 	return {
 		kind: "finish",
@@ -234,7 +231,7 @@ export function failureSummary(steps: readonly Step[], failedIndex: number): str
 	const error = failed?.error ?? "the step failed";
 	if (!failed) return error;
 	if (failed.kind === "plan") return `planning failed: ${error}`;
-	const work = workSteps({ steps: [...steps] });
+	const work = workSteps({ steps });
 	if (work.length <= 1) return error;
 	const succeeded = work.filter((s) => s.status === "succeeded");
 	const cancelled = work.filter((s) => s.status === "cancelled");
@@ -255,21 +252,30 @@ export function tasksToStop(run: Run): string[] {
 
 /** A run stopped by a person: every unfinished step is cancelled with it. */
 export function cancelPatch(run: Run, now: string, reason: string): RunPatch {
-	const steps: Record<number, Partial<Step>> = {};
-	for (const s of run.steps)
-		if (!isTerminalStep(s.status))
-			steps[s.index] = { status: stepStatusAfter(s, "cancel"), finishedAt: now };
 	return {
 		set: { status: nextRunStatus(run.status, "cancel"), finishedAt: now, error: reason },
-		steps,
+		steps: closeOpenSteps(run, "cancel", now),
 	};
 }
 
 /** A run that cannot proceed before any step ran (issue not found, no repos, launch impossible). */
 export function failPatch(run: Run, now: string, error: string): RunPatch {
+	return {
+		set: { status: nextRunStatus(run.status, "fail"), finishedAt: now, error },
+		steps: closeOpenSteps(run, "fail", now, { error }),
+	};
+}
+
+/** Ends every unfinished step of a run that ends. */
+function closeOpenSteps(
+	run: Run,
+	event: "cancel" | "fail",
+	now: string,
+	extra: Partial<Step> = {},
+): Record<number, Partial<Step>> {
 	const steps: Record<number, Partial<Step>> = {};
 	for (const s of run.steps)
 		if (!isTerminalStep(s.status))
-			steps[s.index] = { status: stepStatusAfter(s, "fail"), finishedAt: now, error };
-	return { set: { status: nextRunStatus(run.status, "fail"), finishedAt: now, error }, steps };
+			steps[s.index] = { status: stepStatusAfter(s, event), finishedAt: now, ...extra };
+	return steps;
 }

@@ -85,7 +85,6 @@ export type LisaConfig = Omit<z.infer<typeof configSchema>, "models" | "repos"> 
 	repos: RepoConfig[];
 };
 export type SourceConfig = LisaConfig["source_config"];
-export type Limits = LisaConfig["limits"];
 
 const FIX_HINTS: [RegExp, string][] = [
 	[/^repos$/, "add at least one repository under `repos:` with a `name` and a `url`"],

@@ -1,12 +1,6 @@
 import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
 import type { Plan } from "./plan";
-import {
-	type AgentState,
-	nextRunStatus,
-	nextStepStatus,
-	type RunStatus,
-	type StepStatus,
-} from "./states";
+import { type AgentState, nextStepStatus, type RunStatus, type StepStatus } from "./states";
 
 export type Trigger = "webhook" | "poll" | "api" | "retry";
 
@@ -230,7 +224,7 @@ export function planStep(index: number): Step {
 }
 
 /** The steps that change a repository (all but the planning step). */
-export function workSteps(run: Pick<Run, "steps">): Step[] {
+export function workSteps(run: { readonly steps: readonly Step[] }): Step[] {
 	return run.steps.filter((s) => s.kind !== "plan");
 }
 
@@ -253,19 +247,9 @@ export function prUrls(run: Run): string[] {
 	return run.steps.flatMap((s) => (s.prUrl ? [s.prUrl] : []));
 }
 
-export function runStatusAfter(run: Run, event: Parameters<typeof nextRunStatus>[1]): RunStatus {
-	return nextRunStatus(run.status, event);
-}
-
 export function stepStatusAfter(
 	step: Step,
 	event: Parameters<typeof nextStepStatus>[1],
 ): StepStatus {
 	return nextStepStatus(step.status, event);
-}
-
-export function findStep(run: Run, index: number): Step {
-	const step = run.steps[index];
-	if (!step) throw new Error(`run ${run.runId} has no step ${index}`);
-	return step;
 }

@@ -97,7 +97,3 @@ export function isTerminalRun(status: RunStatus): boolean {
 export function isTerminalStep(status: StepStatus): boolean {
 	return status === "succeeded" || status === "failed" || status === "cancelled";
 }
-
-export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
-	(s) => !isTerminalRun(s),
-);

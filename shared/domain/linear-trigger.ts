@@ -1,4 +1,5 @@
 import { MARKER_PATTERN } from "./comments";
+import { sameName } from "./workflow";
 
 // Linear trigger rules (DESIGN §7). Pure: decides from the webhook payload alone.
 
@@ -30,9 +31,6 @@ export type Verdict =
 	| { trigger: true; issueId: string; issueKey?: string; actorId?: string; why: string }
 	| { trigger: false; reason: string };
 
-const same = (a: string | undefined, b: string | undefined) =>
-	a !== undefined && b !== undefined && a.trim().toLowerCase() === b.trim().toLowerCase();
-
 export function linearIssueVerdict(event: LinearIssueEvent, rules: TriggerRules): Verdict {
 	if (event.type === "Comment" && MARKER_PATTERN.test(event.data?.body ?? ""))
 		return { trigger: false, reason: "Lisa's own comment (it carries Lisa's marker)" };
@@ -43,13 +41,13 @@ export function linearIssueVerdict(event: LinearIssueEvent, rules: TriggerRules)
 	if (event.action !== "create" && event.action !== "update")
 		return { trigger: false, reason: `issue ${event.action ?? "event"} is not a trigger` };
 	const team = data.team;
-	if (rules.team && team && ![team.key, team.name, team.id].some((t) => same(t, rules.team)))
+	if (rules.team && team && ![team.key, team.name, team.id].some((t) => sameName(t, rules.team)))
 		return {
 			trigger: false,
 			reason: `issue belongs to team ${team.key ?? team.name}, not ${rules.team}`,
 		};
 
-	const labelId = data.labels?.find((l) => same(l.name, rules.label))?.id;
+	const labelId = data.labels?.find((l) => sameName(l.name, rules.label))?.id;
 	const labelled = labelId !== undefined && (data.labelIds ?? [labelId]).includes(labelId);
 	const hit = (why: string): Verdict => ({
 		trigger: true,
@@ -67,7 +65,7 @@ export function linearIssueVerdict(event: LinearIssueEvent, rules: TriggerRules)
 	const before = event.updatedFrom ?? {};
 	if (labelled && Array.isArray(before.labelIds) && !before.labelIds.includes(labelId))
 		return hit(`label "${rules.label}" added`);
-	if ("stateId" in before && same(data.state?.name, rules.pickFrom)) {
+	if ("stateId" in before && sameName(data.state?.name, rules.pickFrom)) {
 		return labelled
 			? hit(`moved to "${rules.pickFrom}" with label "${rules.label}"`)
 			: { trigger: false, reason: `moved to "${rules.pickFrom}" without label "${rules.label}"` };

@@ -1,4 +1,5 @@
 import { PROVIDERS, type ProviderName } from "../config/schema";
+import { lastLines } from "./redact";
 import { isTransientFailure } from "./transient";
 
 // The fallback chain over `models` (seed 000's runWithFallback): the next model only when a failure
@@ -35,8 +36,6 @@ export interface Verdict {
 	transient: boolean;
 	reason: string;
 }
-
-const lastLines = (text: string, n: number) => text.trim().split("\n").slice(-n).join("\n");
 
 export function failureVerdict(name: string, r: AgentRunFacts, staleSeconds: number): Verdict {
 	if (r.stuck)

@@ -32,6 +32,9 @@ export function redact(text: string, secrets: readonly string[] = []): string {
 	return out.replace(ASSIGNMENT, "$1$2$3[redacted]");
 }
 
+/** The last `n` lines of output: where a command's error usually is. */
+export const lastLines = (text: string, n = 10) => text.trim().split("\n").slice(-n).join("\n");
+
 /** Keeps the head and tail of long output so a bounded excerpt still shows the start and the error. */
 export function headTail(text: string, max: number): string {
 	if (text.length <= max) return text;

@@ -2,6 +2,7 @@ import type { RepoConfig } from "../../shared/config/schema";
 import { gateProblems } from "../../shared/domain/gates";
 import { gateLesson } from "../../shared/domain/guardrails";
 import type { Problem } from "../../shared/domain/prompt";
+import { lastLines } from "../../shared/domain/redact";
 import { describeFailure, runCommands } from "./commands";
 import { StepFailure } from "./failure";
 import type { AgentUser } from "./identity";
@@ -14,8 +15,6 @@ export interface CheckProblem extends Problem {
 	/** The problem in Lisa's words only, for the repo's guardrails. */
 	lesson: string;
 }
-
-const lastLines = (text: string, n = 10) => text.trim().split("\n").slice(-n).join("\n");
 
 /** The problems as one line each, with the end of any command output: the step's error. */
 export function problemsText(problems: readonly CheckProblem[]): string {

@@ -7,7 +7,7 @@ import {
 	type PreviousStep,
 	type RetryContext,
 } from "../../shared/domain/prompt";
-import { headTail, redact } from "../../shared/domain/redact";
+import { headTail, lastLines, redact } from "../../shared/domain/redact";
 import {
 	branchName,
 	type IssueSnapshot,
@@ -182,7 +182,7 @@ async function implementAndCheck(
 			a.heartbeat.check();
 			if (failure)
 				throw new StepFailure(
-					`${describeFailure("setup", failure)}: ${failure.output.trim().split("\n").slice(-10).join("\n")}`,
+					`${describeFailure("setup", failure)}: ${lastLines(failure.output)}`,
 					isTransientFailure(failure.output),
 					"setup",
 				);

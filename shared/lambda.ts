@@ -19,7 +19,7 @@ function unconfiguredLauncher(): Launcher {
 			"ECS is not configured: link the Agent task (infra/agent.ts) or set LISA_ECS_CLUSTER and LISA_ECS_TASK_DEFINITION",
 		);
 	};
-	return { launch: fail, stop: fail, isAlive: async () => undefined };
+	return { launch: fail, stop: fail, inspect: async () => ({}) };
 }
 
 export function lambdaDeps(): PipelineDeps & ApiDeps {

@@ -8,6 +8,7 @@ import {
 	inheritedTaskEnv,
 	type Launcher,
 	type LaunchRequest,
+	type TaskStatus,
 	taskEnvironment,
 } from "../../shared/launcher/launcher";
 import type { Logger } from "../../shared/log";
@@ -72,13 +73,13 @@ export class LocalLauncher implements Launcher {
 		setTimeout(() => killGroup(pid, "SIGKILL"), STOP_GRACE_MS).unref();
 	}
 
-	async isAlive(taskId: string): Promise<boolean | undefined> {
+	async inspect(taskId: string): Promise<TaskStatus> {
 		const child = this.children.get(taskId);
-		if (child) return child.exitCode === null && child.signalCode === null;
+		if (child) return { alive: child.exitCode === null && child.signalCode === null };
 		// A task of a previous stack process cannot report to this one's queues: reap it.
 		const orphan = this.ownedOrOrphan(taskId);
 		if (orphan !== undefined) killGroup(orphan, "SIGKILL");
-		return false;
+		return { alive: false };
 	}
 
 	/** Stops every task this process started (the stack is shutting down). */

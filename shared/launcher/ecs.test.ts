@@ -130,7 +130,7 @@ describe("ECS launcher", () => {
 			.resolvesOnce({ tasks: [] });
 		const l = launcher();
 		const seen = [];
-		for (let i = 0; i < 4; i++) seen.push(await l.isAlive(TASK_ARN));
+		for (let i = 0; i < 4; i++) seen.push((await l.inspect(TASK_ARN)).alive);
 		expect(seen).toEqual([true, false, false, undefined]);
 		expect(ecs.commandCalls(DescribeTasksCommand)[0]?.args[0].input).toEqual({
 			cluster: CLUSTER,
@@ -159,10 +159,10 @@ describe("ECS launcher", () => {
 			})
 			.resolvesOnce({ tasks: [{ lastStatus: "RUNNING" }] });
 		const l = launcher();
-		expect(await l.stopReason(TASK_ARN)).toBe(
+		expect((await l.inspect(TASK_ARN)).stopReason).toBe(
 			"EssentialContainerExited: Essential container in task exited; container Agent: exit code 137, OutOfMemoryError: Container killed due to memory usage",
 		);
-		expect(await l.stopReason(TASK_ARN)).toBeUndefined();
+		expect((await l.inspect(TASK_ARN)).stopReason).toBeUndefined();
 	});
 });
 

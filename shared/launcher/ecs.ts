@@ -7,7 +7,7 @@ import {
 } from "@aws-sdk/client-ecs";
 import { STARTED_BY_PREFIX } from "../links";
 import type { Settings } from "../settings";
-import { type Launcher, type LaunchRequest, taskEnvironment } from "./launcher";
+import { type Launcher, type LaunchRequest, type TaskStatus, taskEnvironment } from "./launcher";
 
 export interface EcsTarget {
 	cluster: string;
@@ -117,22 +117,15 @@ export class EcsLauncher implements Launcher {
 		);
 	}
 
-	private async describe(taskId: string) {
+	async inspect(taskId: string): Promise<TaskStatus> {
 		const out = await this.ecs.send(
 			new DescribeTasksCommand({ cluster: this.target.cluster, tasks: [taskId] }),
 		);
-		return { task: out.tasks?.[0], missing: out.failures?.some((f) => f.reason === "MISSING") };
-	}
-
-	async isAlive(taskId: string): Promise<boolean | undefined> {
-		const { task, missing } = await this.describe(taskId);
-		if (!task) return missing ? false : undefined;
-		return task.lastStatus !== "STOPPED";
-	}
-
-	async stopReason(taskId: string): Promise<string | undefined> {
-		const { task } = await this.describe(taskId);
-		// ECS forgets stopped tasks after about an hour: then there is nothing to tell.
-		return task?.lastStatus === "STOPPED" ? describeStop(task) : undefined;
+		const task = out.tasks?.[0];
+		// ECS forgets stopped tasks after about an hour: gone, with nothing to tell.
+		if (!task)
+			return { alive: out.failures?.some((f) => f.reason === "MISSING") ? false : undefined };
+		if (task.lastStatus !== "STOPPED") return { alive: true };
+		return { alive: false, stopReason: describeStop(task) };
 	}
 }

@@ -8,14 +8,19 @@ export interface LaunchRequest {
 	attempt: number;
 }
 
+/** What a launcher can tell about a task, from one look at it. */
+export interface TaskStatus {
+	/** false when the task is known to be gone; undefined when the launcher cannot tell. */
+	alive?: boolean;
+	/** Why a stopped task stopped (exit code, OOM, reclaimed…), when the launcher can tell. */
+	stopReason?: string;
+}
+
 export interface Launcher {
 	launch(req: LaunchRequest): Promise<{ taskId: string }>;
 	/** `reason` is recorded where the launcher can (ECS shows it as the task's stopped reason). */
 	stop(taskId: string, reason?: string): Promise<void>;
-	/** false when the task is known to be gone; undefined when the launcher cannot tell. */
-	isAlive(taskId: string): Promise<boolean | undefined>;
-	/** Why a stopped task stopped (exit code, OOM, reclaimed…), when the launcher can tell. */
-	stopReason?(taskId: string): Promise<string | undefined>;
+	inspect(taskId: string): Promise<TaskStatus>;
 }
 
 /** The task's environment contract (DESIGN §9): which step to run and where the store and queue are. */

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { describeStop } from "../launcher/ecs";
 import { STARTED_BY_PREFIX } from "../links";
 import type { PipelineDeps } from "./deps";
-import { note } from "./mutate";
-import { handleStepFinished } from "./steps";
+import { failAttempt } from "./steps";
 
 // Crash detection in AWS: EventBridge delivers "ECS Task State Change" for every task of the cluster.
 // A Lisa task that stopped without storing its report crashed (OOM, Spot reclaim, image pull failure,
@@ -103,24 +102,16 @@ export async function handleTaskStateChange(
 	if (step.report?.attempt === attempt) return ignore("the task reported its result");
 
 	const reason = `the agent task stopped without reporting a result: ${describeStop(detail)}`;
-	await note(deps, run.runId, "step.crashed", reason, {
-		step: step.index,
+	await failAttempt(deps, run.runId, step.index, attempt, {
+		event: "step.crashed",
+		error: reason,
+		transient: true,
 		data: {
 			attempt,
 			taskId: detail.taskArn,
 			stopCode: detail.stopCode,
 			exitCodes: detail.containers?.map((c) => c.exitCode ?? null),
 		},
-	});
-	await handleStepFinished(deps, {
-		type: "step.finished",
-		runId: run.runId,
-		stepIndex: step.index,
-		attempt,
-		outcome: "failed",
-		transient: true,
-		error: reason,
-		synthetic: true,
 	});
 	return { handled: true, runId: run.runId, stepIndex: step.index, attempt, reason };
 }

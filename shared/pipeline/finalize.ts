@@ -60,7 +60,8 @@ async function stopTasks(deps: PipelineDeps, run: Run): Promise<Run> {
 		try {
 			await deps.launcher.stop(taskId, reason);
 		} catch (err) {
-			if ((await deps.launcher.isAlive(taskId).catch(() => undefined)) === false) continue;
+			const gone = (await deps.launcher.inspect(taskId).catch(() => undefined))?.alive === false;
+			if (gone) continue;
 			const why = `could not stop ${taskId}: ${(err as Error).message}`;
 			await note(deps, run.runId, "task.stop_failed", why);
 			throw err;

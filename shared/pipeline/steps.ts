@@ -39,17 +39,11 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 	try {
 		({ taskId } = await deps.launcher.launch({ runId: run.runId, stepIndex: index, attempt }));
 	} catch (err) {
-		const reason = `could not launch the agent task: ${(err as Error).message}`;
-		await note(deps, run.runId, "step.launch_failed", reason, { step: index, data: { attempt } });
-		await handleStepFinished(deps, {
-			type: "step.finished",
-			runId: run.runId,
-			stepIndex: index,
-			attempt,
-			outcome: "failed",
+		await failAttempt(deps, run.runId, index, attempt, {
+			event: "step.launch_failed",
+			error: `could not launch the agent task: ${(err as Error).message}`,
 			transient: true,
-			error: reason,
-			synthetic: true,
+			data: { attempt },
 		});
 		return;
 	}
@@ -73,6 +67,31 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 			data: { attempt, taskId },
 		},
 	);
+}
+
+/**
+ * An attempt that ended without its task's report (launch failed, task lost, crashed or timed
+ * out): noted on the timeline, then handled as a failure concluded here — a report the task
+ * stores meanwhile wins over it.
+ */
+export async function failAttempt(
+	deps: PipelineDeps,
+	runId: string,
+	stepIndex: number,
+	attempt: number,
+	failure: { event: string; error: string; transient: boolean; data?: Record<string, unknown> },
+): Promise<void> {
+	await note(deps, runId, failure.event, failure.error, { step: stepIndex, data: failure.data });
+	await handleStepFinished(deps, {
+		type: "step.finished",
+		runId,
+		stepIndex,
+		attempt,
+		outcome: "failed",
+		transient: failure.transient,
+		error: failure.error,
+		synthetic: true,
+	});
 }
 
 /**

@@ -1,11 +1,11 @@
 import { FINALIZE_WINDOW_MS } from "../domain/issue-lock";
-import { reportMessage, type StepOutcome } from "../domain/progress";
+import { reportMessage } from "../domain/progress";
 import { type Run, type Step, stepStatusAfter } from "../domain/run";
 import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
 import type { PipelineDeps } from "./deps";
 import { finalize, redrive } from "./finalize";
 import { mutate, note } from "./mutate";
-import { handleStepFinished } from "./steps";
+import { failAttempt, handleStepFinished } from "./steps";
 
 // The sweeper reconciles what at-least-once delivery and crashes can leave behind. It finds runs
 // through the status index, which is eventually consistent: every decision about a run is taken on
@@ -121,9 +121,13 @@ async function sweepRun(deps: PipelineDeps, runId: string, pass: Pass): Promise<
 	const run = await deps.store.getRun(runId);
 	if (!run || run.status === "queued" || isTerminalRun(run.status)) return;
 	if (run.steps[0]?.status === "pending") return resumeIntake(deps, run, pass);
+	// The first step checked uses the run just read; a check may change it, so later ones re-read.
+	let fresh: Run | undefined = run;
 	for (const step of run.steps)
-		if (!isTerminalStep(step.status) && step.status !== "pending")
-			await checkStep(deps, runId, step.index, pass);
+		if (!isTerminalStep(step.status) && step.status !== "pending") {
+			await checkStep(deps, runId, step.index, pass, fresh);
+			fresh = undefined;
+		}
 }
 
 /**
@@ -143,9 +147,9 @@ async function resumeIntake(deps: PipelineDeps, run: Run, pass: Pass): Promise<v
 	pass.report.redriven++;
 }
 
-/** Reads the step as it is now; undefined when nothing is left to check. */
-async function current(deps: PipelineDeps, runId: string, index: number) {
-	const run = await deps.store.getRun(runId);
+/** The step as it is now (read unless `fresh` was just read); undefined when nothing is left to check. */
+async function current(deps: PipelineDeps, runId: string, index: number, fresh?: Run) {
+	const run = fresh ?? (await deps.store.getRun(runId));
 	const step = run?.steps[index];
 	if (!run || !step || isTerminalRun(run.status) || isTerminalStep(step.status)) return undefined;
 	if (step.status === "pending") return undefined;
@@ -157,29 +161,20 @@ async function checkStep(
 	runId: string,
 	index: number,
 	pass: Pass,
+	fresh?: Run,
 ): Promise<void> {
-	const found = await current(deps, runId, index);
+	const found = await current(deps, runId, index, fresh);
 	if (!found) return;
 	const { run, step } = found;
 	const { age, report } = pass;
-	const failed = (error: string, transient: boolean): StepOutcome => ({
-		type: "step.finished",
-		runId,
-		stepIndex: index,
-		attempt: step.attempt,
-		outcome: "failed",
-		transient,
-		error,
-		// Concluded here, not reported: a report the task stores meanwhile wins.
-		synthetic: true,
-	});
 	const lost = async (why: string) => {
 		report.lost++;
-		await note(deps, runId, "step.lost", why, {
-			step: index,
+		await failAttempt(deps, runId, index, step.attempt, {
+			event: "step.lost",
+			error: why,
+			transient: true,
 			data: { attempt: step.attempt, taskId: step.taskId },
 		});
-		await handleStepFinished(deps, failed(why, true));
 	};
 
 	// The task finished and stored its report, but the message never arrived (or was lost).
@@ -196,21 +191,21 @@ async function checkStep(
 		report.timedOut++;
 		const why = `step timed out after ${timeoutMin} minutes`;
 		if (step.taskId) await deps.launcher.stop(step.taskId, why).catch(() => {});
-		await note(deps, runId, "step.timed_out", why, { step: index });
-		await handleStepFinished(deps, failed(why, false));
+		await failAttempt(deps, runId, index, step.attempt, {
+			event: "step.timed_out",
+			error: why,
+			transient: false,
+		});
 		return;
 	}
 
 	if (step.status === "launching") return checkLaunching(deps, runId, step, pass, lost);
 
-	const alive = step.taskId ? await deps.launcher.isAlive(step.taskId) : undefined;
-	if (alive === false) {
+	const task = step.taskId ? await deps.launcher.inspect(step.taskId) : {};
+	if (task.alive === false) {
 		// The ECS event usually reports this first; this is the backstop when it was lost.
-		const why = step.taskId
-			? await deps.launcher.stopReason?.(step.taskId).catch(() => undefined)
-			: undefined;
 		await lost(
-			`the agent task ${step.taskId ?? "(unknown)"} stopped without reporting a result${why ? `: ${why}` : ""}`,
+			`the agent task ${step.taskId} stopped without reporting a result${task.stopReason ? `: ${task.stopReason}` : ""}`,
 		);
 		return;
 	}

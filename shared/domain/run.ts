@@ -2,7 +2,9 @@ import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
 import type { Plan } from "./plan";
 import { type AgentState, nextStepStatus, type RunStatus, type StepStatus } from "./states";
 
-export type Trigger = "webhook" | "poll" | "api" | "retry";
+/** What started a run. */
+export const TRIGGERS = ["webhook", "poll", "api", "retry"] as const;
+export type Trigger = (typeof TRIGGERS)[number];
 
 /** The issue as the agent sees it (title and description are untrusted input). */
 export interface IssueSnapshot {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SOURCES } from "../config/schema";
+import { TRIGGERS } from "../domain/run";
 import { AGENT_STATES, RUN_STATUSES, STEP_STATUSES } from "../domain/states";
 
 // The runs API's requests and answers as zod schemas: the routes validate with them, the OpenAPI
@@ -98,7 +99,7 @@ export const runAnswer = z.looseObject({
 	issueKey: z.string().optional(),
 	title: z.string().optional(),
 	url: z.string().optional(),
-	trigger: z.enum(["webhook", "poll", "api", "retry"]),
+	trigger: z.enum(TRIGGERS),
 	status: z.enum(RUN_STATUSES),
 	steps: z.array(stepView),
 	plan: z
@@ -119,7 +120,7 @@ export const runAnswer = z.looseObject({
 
 export const runsAnswer = z.object({ runs: z.array(runAnswer), nextCursor: z.string().nullable() });
 
-export const eventAnswer = z.object({
+const eventAnswer = z.object({
 	id: z.string(),
 	at: z.string(),
 	type: z.string(),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SOURCES } from "../config/schema";
 import { planSchema } from "../domain/plan";
+import { TRIGGERS } from "../domain/run";
 
 // Queue messages (DESIGN §8). Every message is validated on both ends.
 
@@ -12,7 +13,7 @@ export const runRequestedSchema = z.object({
 	source: z.enum(SOURCES),
 	issueId: z.string().min(1),
 	issueKey: z.string().optional(),
-	trigger: z.enum(["webhook", "poll", "api", "retry"]),
+	trigger: z.enum(TRIGGERS),
 	deliveryId: z.string().optional(),
 	requestedAt: z.string(),
 	/** Chosen by the sender so a redelivered message resumes the same run. */

@@ -5,6 +5,7 @@ import { ulid } from "ulid";
 import { cachedConfig } from "./config/cached";
 import type { ConfigState } from "./config/load";
 import type { SourceName } from "./config/schema";
+import { gitHubIssuesRepo } from "./domain/workflow";
 import type { ApiDeps } from "./http/deps";
 import type { Launcher } from "./launcher/launcher";
 import { createLogger, type Logger } from "./log";
@@ -71,8 +72,7 @@ export function trackerFactory(
 					botLogin: settings.github.botLogin,
 					defaultRepo: () => {
 						const state = config();
-						if (state.status !== "ok") return undefined;
-						return state.config.source_config.team ?? state.config.repos[0]?.slug;
+						return state.status === "ok" ? gitHubIssuesRepo(state.config) : undefined;
 					},
 				});
 			}

@@ -1,6 +1,10 @@
-import type { SourceConfig } from "../config/schema";
+import type { LisaConfig, SourceConfig } from "../config/schema";
 
 // The tracker workflow as the config names it: where issues wait, are worked on, and end up.
+
+/** The repository whose issues Lisa works on with GitHub Issues: the configured team, else the first repo. */
+export const gitHubIssuesRepo = (config: LisaConfig): string | undefined =>
+	config.source_config.team ?? config.repos[0]?.slug;
 
 /** Tracker names are matched the way people type them: trimmed, case-insensitive. */
 export function sameName(a: string | undefined | null, b: string | undefined | null): boolean {

@@ -2,8 +2,16 @@ import { Webhooks } from "@octokit/webhooks";
 import type { Context } from "hono";
 import { type GitHubWebhook, gitHubVerdict } from "../domain/github-trigger";
 import { prUrls } from "../domain/run";
+import { gitHubIssuesRepo } from "../domain/workflow";
 import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
 import type { ApiDeps } from "./deps";
+
+/** One verifier per secret: octokit's Webhooks also sets up event handlers, needless per request. */
+let verifier: { secret: string; webhooks: Webhooks } | undefined;
+function verifierFor(secret: string): Webhooks {
+	if (verifier?.secret !== secret) verifier = { secret, webhooks: new Webhooks({ secret }) };
+	return verifier.webhooks;
+}
 
 /**
  * `POST /webhooks/github`: `X-Hub-Signature-256` over the raw body (octokit's verifier, constant
@@ -17,7 +25,11 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 		return c.json({ error: "GITHUB_WEBHOOK_SECRET is not set: GitHub webhooks are refused" }, 401);
 	const signature = c.req.header("x-hub-signature-256");
 	if (!signature) return c.json({ error: "missing X-Hub-Signature-256 header" }, 401);
-	if (!(await new Webhooks({ secret }).verify(raw, signature).catch(() => false)))
+	if (
+		!(await verifierFor(secret)
+			.verify(raw, signature)
+			.catch(() => false))
+	)
 		return c.json({ error: "signature does not match" }, 401);
 
 	let payload: GitHubWebhook;
@@ -39,7 +51,7 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const verdict = gitHubVerdict(event, payload, {
 		issues: config.source === "github",
 		label: config.source_config.label,
-		repo: config.source_config.team ?? config.repos[0]?.slug,
+		repo: gitHubIssuesRepo(config),
 	});
 	if (verdict.kind === "ignore") return ignored(c, verdict.reason);
 

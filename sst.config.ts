@@ -22,12 +22,11 @@ export default $config({
 		});
 		await import("./infra/secrets");
 		await import("./infra/storage");
-		await import("./infra/queues");
+		const { intake, events } = await import("./infra/queues");
 		await import("./infra/agent");
 		const { api } = await import("./infra/api");
 		await import("./infra/pipeline");
 		await import("./infra/cron");
-		const { intake, events } = await import("./infra/queues");
 		return {
 			api: api.url,
 			dashboard: api.url,

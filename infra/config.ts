@@ -34,7 +34,7 @@ export const visibilityTimeoutSeconds = (consumerTimeoutSeconds: number) =>
 /** Where the functions that read the Lisa config find it: copied into their bundle. */
 export const BUNDLED_CONFIG = ".lisa/config.yaml";
 
-export const AGENT_CPUS = [
+const AGENT_CPUS = [
 	"0.25 vCPU",
 	"0.5 vCPU",
 	"1 vCPU",
@@ -42,15 +42,8 @@ export const AGENT_CPUS = [
 	"4 vCPU",
 	"8 vCPU",
 	"16 vCPU",
-];
-export type AgentCpu =
-	| "0.25 vCPU"
-	| "0.5 vCPU"
-	| "1 vCPU"
-	| "2 vCPU"
-	| "4 vCPU"
-	| "8 vCPU"
-	| "16 vCPU";
+] as const;
+export type AgentCpu = (typeof AGENT_CPUS)[number];
 
 const LOG_RETENTIONS = ["1 week", "2 weeks", "1 month", "3 months", "6 months", "1 year"] as const;
 export type LogRetention = (typeof LOG_RETENTIONS)[number];
@@ -107,7 +100,7 @@ export function deployConfig(
 	return {
 		configFile,
 		agent: {
-			cpu: pick("LISA_AGENT_CPU", env.LISA_AGENT_CPU, AGENT_CPUS as AgentCpu[], "2 vCPU"),
+			cpu: pick("LISA_AGENT_CPU", env.LISA_AGENT_CPU, AGENT_CPUS, "2 vCPU"),
 			memory: gigabytes("LISA_AGENT_MEMORY", env.LISA_AGENT_MEMORY, "4 GB"),
 			storage: gigabytes("LISA_AGENT_STORAGE", env.LISA_AGENT_STORAGE, "30 GB"),
 			architecture: pick("LISA_AGENT_ARCH", env.LISA_AGENT_ARCH, ["x86_64", "arm64"], "x86_64"),

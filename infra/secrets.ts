@@ -22,23 +22,20 @@ export const agentSecrets = Object.fromEntries(
  */
 export const hasValue = (name: string) => Boolean(process.env[`SST_SECRET_${name}`]);
 
-/** What the API needs: webhook secrets, the API token, and tracker access (self-trigger checks). */
-export const apiSecrets = [
-	secrets.ApiToken,
-	secrets.ReadToken,
-	secrets.LinearWebhookSecret,
-	secrets.GithubWebhookSecret,
-	secrets.TrelloAppSecret,
-	secrets.LinearApiKey,
-	secrets.GithubToken,
-	secrets.TrelloApiKey,
-	secrets.TrelloToken,
-];
-
 /** What the pipeline handlers need: tracker access only. */
 export const trackerSecrets = [
 	secrets.LinearApiKey,
 	secrets.GithubToken,
 	secrets.TrelloApiKey,
 	secrets.TrelloToken,
+];
+
+/** What the API needs: webhook secrets, the API tokens, and tracker access (self-trigger checks). */
+export const apiSecrets = [
+	secrets.ApiToken,
+	secrets.ReadToken,
+	secrets.LinearWebhookSecret,
+	secrets.GithubWebhookSecret,
+	secrets.TrelloAppSecret,
+	...trackerSecrets,
 ];

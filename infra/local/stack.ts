@@ -12,6 +12,7 @@ import { eventsHandler, intakeHandler } from "../../shared/pipeline/handlers";
 import { type SweepReport, sweep } from "../../shared/pipeline/sweeper";
 import { awsClients, createDeps } from "../../shared/runtime";
 import { readSettings, type Settings } from "../../shared/settings";
+import { QUEUES } from "../config";
 import { LocalLauncher } from "./launcher";
 import { Poller } from "./poller";
 import { ensureQueue, ensureTable, startEmbeddedAws } from "./services";
@@ -87,7 +88,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 	await ensureTable(clients.dynamo, partial.tableName);
 	const queueOpts = {
 		visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 30,
-		maxReceiveCount: 5,
+		maxReceiveCount: QUEUES.maxReceiveCount,
 	};
 	const intake = await ensureQueue(clients.sqs, "lisa-intake", queueOpts);
 	const events = await ensureQueue(clients.sqs, "lisa-events", queueOpts);

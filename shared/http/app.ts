@@ -13,7 +13,7 @@ import { runsRoutes } from "./runs";
 import { trelloWebhook } from "./trello-webhook";
 
 /** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
-export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
 /** The one Hono app: served by @hono/node-server locally and by hono/aws-lambda in AWS. */
 export function createApp(deps: ApiDeps): Hono {

@@ -6,7 +6,7 @@ import type { ApiDeps } from "./deps";
 import { runView } from "./run-view";
 
 /** How often an open stream looks for changes: two small reads per connection. */
-export const STREAM_POLL_MS = 1000;
+const STREAM_POLL_MS = 1000;
 /** A comment this often keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
 /** An open stream ends after this long; the browser reconnects (Last-Event-ID) and goes on. */

@@ -27,7 +27,7 @@ export interface EcsTarget {
 const TASK_TAGS = { run: "lisa:run", step: "lisa:step", attempt: "lisa:attempt" } as const;
 
 /** What ECS says about a stopped task (DescribeTasks and the task state-change event alike). */
-export interface StoppedTask {
+interface StoppedTask {
 	stopCode?: string;
 	stoppedReason?: string;
 	containers?: { name?: string; exitCode?: number; reason?: string }[];

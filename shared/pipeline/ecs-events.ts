@@ -36,13 +36,13 @@ const taskStateDetailSchema = z.object({
 });
 type TaskStateDetail = z.infer<typeof taskStateDetailSchema>;
 
-export interface TaskStateEvent {
+interface TaskStateEvent {
 	"detail-type": string;
 	source: string;
 	detail: unknown;
 }
 
-export type TaskEventOutcome =
+type TaskEventOutcome =
 	| { handled: true; runId: string; stepIndex: number; attempt: number; reason: string }
 	| { handled: false; ignored: string };
 
@@ -65,7 +65,7 @@ function taskRef(detail: TaskStateDetail) {
 		: undefined;
 }
 
-export async function handleTaskStateChange(
+async function handleTaskStateChange(
 	deps: PipelineDeps,
 	event: TaskStateEvent,
 ): Promise<TaskEventOutcome> {

@@ -71,7 +71,7 @@ async function stopTasks(deps: PipelineDeps, run: Run): Promise<Run> {
 }
 
 /** Gives the run's slot back and wakes the oldest queued run, which may be waiting for one. */
-export async function releaseSlot(deps: PipelineDeps, runId: string): Promise<void> {
+async function releaseSlot(deps: PipelineDeps, runId: string): Promise<void> {
 	await deps.store.releaseRunSlot(runId);
 	const [next] = await deps.store.runsByStatus("queued", { before: deps.now().toISOString() }, 1);
 	if (next) await redrive(deps, next);
@@ -147,8 +147,6 @@ async function attachLinks(t: Source, run: Run): Promise<void> {
 }
 
 function pullRequestTitle(url: string): string {
-	const m =
-		url.match(/github\.com\/([^/]+\/[^/]+)\/pull\/(\d+)/) ??
-		url.match(/([^/]+\/[^/]+)\/pull\/(\d+)/);
+	const m = url.match(/([^/]+\/[^/]+)\/pull\/(\d+)/);
 	return m ? `Pull request ${m[1]}#${m[2]}` : "Pull request";
 }

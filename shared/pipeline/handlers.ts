@@ -12,7 +12,7 @@ import { handleCancel, handleStepFinished } from "./steps";
 export const intakeHandler = (deps: PipelineDeps) =>
 	sqsBatchHandler(runRequestedSchema, (msg) => handleRunRequested(deps, msg), deps.log);
 
-export function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void> {
+function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void> {
 	switch (msg.type) {
 		case "step.finished":
 			return handleStepFinished(deps, msg);

@@ -15,7 +15,7 @@ export type PollDeps = Pick<PipelineDeps, "store" | "queue" | "tracker" | "now" 
  * The id of the run that owns the issue, if one does: an active run, or a finished one still
  * updating the tracker (it moves the issue itself; a new run would wait for it).
  */
-export async function ownerOf(
+async function ownerOf(
 	deps: PollDeps,
 	source: string,
 	issueId: string,

@@ -18,7 +18,7 @@ const TRANSIENT: ReadonlySet<string> = new Set([
 ]);
 
 /** `ENG-123` from a Linear issue URL, else the reference as given (id or key). */
-export function linearIssueRef(ref: string): string {
+function linearIssueRef(ref: string): string {
 	return ref.match(/\/issue\/([A-Za-z0-9]+-\d+)/)?.[1] ?? ref.trim();
 }
 
@@ -65,7 +65,7 @@ interface NextIssueNode {
 const rank = (priority: number) => (priority === 0 ? 5 : priority);
 
 /** The open blockers of an issue: `blocks` relations whose blocker is not completed or canceled. */
-export function openBlockers(node: Pick<NextIssueNode, "inverseRelations">): string[] {
+function openBlockers(node: Pick<NextIssueNode, "inverseRelations">): string[] {
 	return node.inverseRelations.nodes
 		.filter(
 			(r) => r.type === "blocks" && !["completed", "canceled"].includes(r.issue?.state?.type ?? ""),

@@ -7,6 +7,10 @@ import { isTerminalStep } from "./states";
 export const runMarker = (runId: string) => `<!-- lisa:run=${runId} -->`;
 export const MARKER_PATTERN = /<!-- lisa:run=([A-Za-z0-9]+) -->/;
 
+/** Text without HTML comments and tags (which can hide content or forge Lisa's marker). */
+export const stripHtml = (text: string) =>
+	text.replace(/<!--[\s\S]*?-->/g, "").replace(/<\/?[A-Za-z][^>]*>/g, "");
+
 export function successComment(run: Run, runUrl: string): string {
 	const urls = prUrls(run);
 	const list = urls.map((u) => `- ${u}`).join("\n");
@@ -76,11 +80,7 @@ export function startComment(run: Run, runUrl: string): string {
 
 /** A plan's scope in one line, without markup that could hide text or forge Lisa's marker. */
 export function scopeLine(scope: string, max = 300): string {
-	const line = scope
-		.replace(/<!--[\s\S]*?-->/g, "")
-		.replace(/<\/?[A-Za-z][^>]*>/g, "")
-		.replace(/\s+/g, " ")
-		.trim();
+	const line = stripHtml(scope).replace(/\s+/g, " ").trim();
 	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 

@@ -1,4 +1,4 @@
-import type { GateName } from "./gates";
+import { type GateName, WORKFLOWS_DIR } from "./gates";
 import { headTail } from "./redact";
 
 // Guardrails (seed 000 §A9): what went wrong on earlier runs of a repository, offered to later
@@ -34,7 +34,7 @@ export function gateLesson(gate: GateName): string {
 		case "diff":
 			return "the agent's commits changed nothing compared with the base branch";
 		case "workflows":
-			return "the change touched .github/workflows/, which this repository does not allow";
+			return `the change touched ${WORKFLOWS_DIR}, which this repository does not allow`;
 		case "manifest":
 			return "the agent did not write a valid .lisa-manifest.json";
 	}

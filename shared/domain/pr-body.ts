@@ -1,11 +1,11 @@
-import { runMarker } from "./comments";
+import { MARKER_PATTERN, runMarker, stripHtml } from "./comments";
 
 // PR body post-processing (seed 004 §3): a safety net for whatever the agent wrote.
 
 export function cleanPrBody(body: string): string {
 	let text = body.replace(/\r\n/g, "\n");
 	// Raw HTML breaks GitHub rendering (and can hide content): drop tags, keep their text.
-	text = text.replace(/<!--[\s\S]*?-->/g, "").replace(/<\/?[A-Za-z][^>]*>/g, "");
+	text = stripHtml(text);
 	text = text.replace(/^\s*\n+|\n+\s*$/g, "").trim();
 	if (text && !text.includes("\n")) {
 		// A wall of text: one bullet per sentence.
@@ -93,7 +93,7 @@ export function withRelated(body: string, add: readonly RelatedPr[], self?: stri
 	const section = relatedSection(links);
 	if (RELATED.test(body)) return body.replace(RELATED, () => section);
 	if (!section) return body;
-	const tail = body.search(/^(Resolves .*|<!-- lisa:run=[A-Za-z0-9]+ -->)$/m);
+	const tail = body.search(new RegExp(`^(Resolves .*|${MARKER_PATTERN.source})$`, "m"));
 	return tail < 0
 		? `${body.trimEnd()}\n\n${section}`
 		: `${body.slice(0, tail)}${section}\n\n${body.slice(tail)}`;

@@ -1,11 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { Metafile } from "esbuild";
 import { LAMBDA_RUNTIME } from "../infra/config";
+import { writeResult } from "./results";
 import { bundleLikeSst, outputOf } from "./sst-esbuild";
 
 // Bundle check: each Lambda entry point bundled the way SST bundles it for deploy (esbuild options of
@@ -96,26 +97,12 @@ async function main(): Promise<void> {
 		`\nAPI bundle ${apiRow ? kb(apiRow.bytes) : "missing"}: ${withinBudget ? "within" : "OVER"} the ${kb(API_BUDGET_BYTES)} budget.\n`,
 	);
 
-	const out = path.join(ROOT, "bench", "results");
-	await mkdir(out, { recursive: true });
-	const json = path.join(out, `bundle-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-	await writeFile(
-		json,
-		JSON.stringify(
-			{
-				at: new Date().toISOString(),
-				node: process.version,
-				cores: os.cpus().length,
-				runtime: LAMBDA_RUNTIME,
-				importRuns: RUNS,
-				apiBudgetBytes: API_BUDGET_BYTES,
-				rows,
-			},
-			null,
-			2,
-		),
-	);
-	console.log(`wrote ${path.relative(process.cwd(), json)}`);
+	await writeResult("bundle", {
+		runtime: LAMBDA_RUNTIME,
+		importRuns: RUNS,
+		apiBudgetBytes: API_BUDGET_BYTES,
+		rows,
+	});
 	await rm(dir, { recursive: true, force: true });
 	if (!withinBudget) process.exitCode = 1;
 }

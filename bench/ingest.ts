@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { startLocalStack } from "../infra/local/stack";
 import { startLinearDouble } from "../test/doubles/linear/server";
 import { issueWebhook } from "../test/doubles/linear/webhook";
+import { writeResult } from "./results";
 
 // Ingest benchmark: signed Linear webhooks with distinct deliveries against the local stack's API,
 // beside a bare Hono route on the same server setup (the ceiling). Prints a table, writes JSON.
@@ -126,26 +127,12 @@ async function main() {
 		`Ingest throughput is ${((ingest.throughput / bareResult.throughput) * 100).toFixed(1)}% of the bare route.\n`,
 	);
 
-	const out = path.join(import.meta.dirname ?? "bench", "results");
-	await mkdir(out, { recursive: true });
-	const file = path.join(out, `ingest-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-	await writeFile(
-		file,
-		JSON.stringify(
-			{
-				at: new Date().toISOString(),
-				node: process.version,
-				cores: os.cpus().length,
-				n: N,
-				concurrency: CONCURRENCY,
-				rows,
-				dynamoRequestsPerAcceptedWebhook: perWebhook,
-			},
-			null,
-			2,
-		),
-	);
-	console.log(`wrote ${path.relative(process.cwd(), file)}`);
+	await writeResult("ingest", {
+		n: N,
+		concurrency: CONCURRENCY,
+		rows,
+		dynamoRequestsPerAcceptedWebhook: perWebhook,
+	});
 
 	await new Promise((r) => bare.close(r));
 	await stack.stop();

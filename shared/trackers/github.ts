@@ -60,6 +60,19 @@ interface ApiIssue {
 const labelNames = (issue: ApiIssue) =>
 	issue.labels.map((l) => (typeof l === "string" ? l : (l.name ?? ""))).filter(Boolean);
 
+/** octokit for `token` (at `apiUrl`, GitHub Enterprise or a double): a rate limit is retried twice. */
+export function githubClient(token?: string, apiUrl?: string): Octokit {
+	return new Octokit({
+		auth: token,
+		...(apiUrl ? { baseUrl: apiUrl } : {}),
+		throttle: {
+			onRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) => retryCount < 2,
+			onSecondaryRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) =>
+				retryCount < 2,
+		},
+	});
+}
+
 function failure(what: string, err: unknown): TrackerError {
 	if (err instanceof TrackerError) return err;
 	const status = (err as { status?: number }).status;
@@ -88,16 +101,7 @@ export class GitHubTracker implements Source {
 		apiUrl: string | undefined,
 		opts: ConstructorParameters<typeof GitHubTracker>[1],
 	): GitHubTracker {
-		const octokit = new Octokit({
-			auth: token,
-			...(apiUrl ? { baseUrl: apiUrl } : {}),
-			throttle: {
-				onRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) => retryCount < 2,
-				onSecondaryRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) =>
-					retryCount < 2,
-			},
-		});
-		return new GitHubTracker(octokit, opts);
+		return new GitHubTracker(githubClient(token, apiUrl), opts);
 	}
 
 	private ref(issueId: string): GitHubIssueRef & { owner: string; name: string } {

@@ -20,6 +20,7 @@ import { isTransientFailure } from "../../shared/domain/transient";
 import type { Logger } from "../../shared/log";
 import type { Queue } from "../../shared/queue/sqs";
 import type { DynamoStore } from "../../shared/store/dynamo";
+import { githubClient } from "../../shared/trackers/github";
 import type { ChainContext } from "./chain";
 import { check, problemsText } from "./check";
 import { describeFailure, runCommands, stopBackground } from "./commands";
@@ -30,7 +31,7 @@ import { type AgentUser, stopAgentProcesses } from "./identity";
 import { type ImplementContext, implement } from "./implement";
 import { readManifest } from "./manifest";
 import { commandEnv } from "./providers/provider";
-import { codeHost, openPullRequest } from "./publish";
+import { openPullRequest } from "./publish";
 import { linkRelated, siblingPrs } from "./related";
 import type { Timeline } from "./timeline";
 import { type Work, Workspace } from "./workspace";
@@ -307,7 +308,7 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 	});
 	await a.timeline.add("publish.pushed", `pushed ${s.branch}`);
 	const { runId, stepIndex } = a.req;
-	const octokit = codeHost(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
+	const octokit = githubClient(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
 	const related = s.step.order ? await siblingPrs(a.deps.store, runId, stepIndex) : [];
 	let pr: { url: string; created: boolean };
 	try {

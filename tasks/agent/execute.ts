@@ -67,7 +67,8 @@ export interface Attempt {
 	req: StepRequest;
 	heartbeat: Heartbeat;
 	timeline: Timeline;
-	lessons: Lesson[];
+	/** The attempt's first lesson: the one later runs of the repository learn. */
+	lesson?: Lesson;
 	/** The agent's own user (LISA_AGENT_*), when the task has one. */
 	user?: AgentUser;
 }
@@ -252,11 +253,11 @@ async function implementAndCheck(
 		}
 		const failure = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
 		const text = problemsText(problems);
-		a.lessons.push({
+		a.lesson ??= {
 			failure,
 			summary: problems.map((p) => p.lesson).join("; "),
 			provider: done.spec,
-		});
+		};
 		const final = n >= maxRuns;
 		const summary = problems.map((p) => p.summary).join("; ");
 		await validation({

@@ -37,17 +37,20 @@ export interface Verdict {
 	reason: string;
 }
 
+/** How an agent run ended: its exit code, or killed (no code). */
+export const exitText = (code: number | null): string =>
+	code === null ? "was killed" : `exited with code ${code}`;
+
 export function failureVerdict(name: string, r: AgentRunFacts, staleSeconds: number): Verdict {
 	if (r.stuck)
 		return {
 			transient: true,
 			reason: `${name} produced no output for ${staleSeconds} s and was killed as stuck`,
 		};
-	const how = r.exitCode === null ? "was killed" : `exited with code ${r.exitCode}`;
 	const tail = lastLines(r.output, 15);
 	return {
 		transient: r.transient ?? isTransientFailure(r.output),
-		reason: `${name} ${how}${tail ? `: ${tail}` : ""}`,
+		reason: `${name} ${exitText(r.exitCode)}${tail ? `: ${tail}` : ""}`,
 	};
 }
 

@@ -26,6 +26,9 @@ export function parseGitHubIssueRef(ref: string, defaultRepo?: string): GitHubIs
 	return undefined;
 }
 
+/** A ref with its repository's owner and name apart, as the API takes them. */
+type Ref = GitHubIssueRef & { owner: string; name: string };
+
 export const gitHubIssueId = (ref: GitHubIssueRef) => `${ref.repo}#${ref.number}`;
 
 /** The label changes (and open/close) that move an issue to `target` within `workflow`. */
@@ -60,9 +63,39 @@ interface ApiIssue {
 const labelNames = (issue: ApiIssue) =>
 	issue.labels.map((l) => (typeof l === "string" ? l : (l.name ?? ""))).filter(Boolean);
 
+/** octokit for `token` (at `apiUrl`, GitHub Enterprise or a double): a rate limit is retried twice. */
+export function githubClient(token?: string, apiUrl?: string): Octokit {
+	return new Octokit({
+		auth: token,
+		...(apiUrl ? { baseUrl: apiUrl } : {}),
+		throttle: {
+			onRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) => retryCount < 2,
+			onSecondaryRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) =>
+				retryCount < 2,
+		},
+	});
+}
+
+/** The issue as the source port returns it; `ref` is the issue asked for. */
+function toIssue(i: ApiIssue, ref: GitHubIssueRef): SourceIssue {
+	const id = gitHubIssueId(ref);
+	return {
+		id,
+		key: id,
+		title: i.title,
+		description: i.body ?? "",
+		url: i.html_url,
+		teamId: ref.repo,
+		labels: labelNames(i),
+	};
+}
+
+/** The HTTP status of an octokit error, when it has one. */
+const statusOf = (err: unknown) => (err as { status?: number }).status;
+
 function failure(what: string, err: unknown): TrackerError {
 	if (err instanceof TrackerError) return err;
-	const status = (err as { status?: number }).status;
+	const status = statusOf(err);
 	const transient = status === undefined || status === 429 || status >= 500;
 	return new TrackerError(`GitHub: ${what} failed: ${(err as Error).message}`, transient, {
 		cause: err,
@@ -88,19 +121,10 @@ export class GitHubTracker implements Source {
 		apiUrl: string | undefined,
 		opts: ConstructorParameters<typeof GitHubTracker>[1],
 	): GitHubTracker {
-		const octokit = new Octokit({
-			auth: token,
-			...(apiUrl ? { baseUrl: apiUrl } : {}),
-			throttle: {
-				onRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) => retryCount < 2,
-				onSecondaryRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) =>
-					retryCount < 2,
-			},
-		});
-		return new GitHubTracker(octokit, opts);
+		return new GitHubTracker(githubClient(token, apiUrl), opts);
 	}
 
-	private ref(issueId: string): GitHubIssueRef & { owner: string; name: string } {
+	private ref(issueId: string): Ref {
 		const ref = parseGitHubIssueRef(issueId, this.opts.defaultRepo?.());
 		if (!ref)
 			throw new TrackerError(
@@ -111,7 +135,7 @@ export class GitHubTracker implements Source {
 		return { ...ref, owner, name };
 	}
 
-	private async issue(issueId: string): Promise<ApiIssue & { ref: GitHubIssueRef }> {
+	private async issue(issueId: string): Promise<ApiIssue & { ref: Ref }> {
 		const ref = this.ref(issueId);
 		try {
 			const { data } = await this.octokit.rest.issues.get({
@@ -123,7 +147,7 @@ export class GitHubTracker implements Source {
 				throw new TrackerError(`${gitHubIssueId(ref)} is a pull request, not an issue`, false);
 			return { ...(data as ApiIssue), ref };
 		} catch (err) {
-			const status = (err as { status?: number }).status;
+			const status = statusOf(err);
 			if (status === 404 || status === 410)
 				throw new TrackerError(`GitHub issue ${gitHubIssueId(ref)} was not found`, false);
 			throw failure(`reading ${gitHubIssueId(ref)}`, err);
@@ -132,16 +156,7 @@ export class GitHubTracker implements Source {
 
 	async fetchIssue(ref: string): Promise<SourceIssue> {
 		const issue = await this.issue(ref);
-		const id = gitHubIssueId(issue.ref);
-		return {
-			id,
-			key: id,
-			title: issue.title,
-			description: issue.body ?? "",
-			url: issue.html_url,
-			teamId: issue.ref.repo,
-			labels: labelNames(issue),
-		};
+		return toIssue(issue, issue.ref);
 	}
 
 	async nextIssues(query: IssueQuery, limit = 50): Promise<SourceIssue[]> {
@@ -168,18 +183,7 @@ export class GitHubTracker implements Source {
 				.filter(
 					(i) => !isOpenState || !labelNames(i).some((l) => others.some((o) => sameName(o, l))),
 				)
-				.map((i) => {
-					const id = gitHubIssueId({ repo, number: i.number });
-					return {
-						id,
-						key: id,
-						title: i.title,
-						description: i.body ?? "",
-						url: i.html_url,
-						teamId: repo,
-						labels: labelNames(i),
-					};
-				});
+				.map((i) => toIssue(i, { repo, number: i.number }));
 		} catch (err) {
 			throw failure(`listing issues of ${repo}`, err);
 		}
@@ -187,13 +191,13 @@ export class GitHubTracker implements Source {
 
 	async moveTo(issueId: string, state: string, workflow: string[] = []): Promise<void> {
 		const issue = await this.issue(issueId);
-		const { owner, name, number } = this.ref(issueId);
+		const { owner, name, number } = issue.ref;
 		const change = statusChange(labelNames(issue), state, [...workflow, state]);
 		const target = { owner, repo: name, issue_number: number };
 		try {
 			for (const label of change.remove)
 				await this.octokit.rest.issues.removeLabel({ ...target, name: label }).catch((err) => {
-					if ((err as { status?: number }).status !== 404) throw err;
+					if (statusOf(err) !== 404) throw err;
 				});
 			if (change.add) await this.octokit.rest.issues.addLabels({ ...target, labels: [change.add] });
 			if (change.state && change.state !== issue.state)
@@ -225,7 +229,7 @@ export class GitHubTracker implements Source {
 
 	async removeLabel(issueId: string, label: string): Promise<void> {
 		const issue = await this.issue(issueId);
-		const { owner, name, number } = this.ref(issueId);
+		const { owner, name, number } = issue.ref;
 		const present = labelNames(issue).find((l) => sameName(l, label));
 		if (!present) return;
 		try {
@@ -236,7 +240,7 @@ export class GitHubTracker implements Source {
 				name: present,
 			});
 		} catch (err) {
-			if ((err as { status?: number }).status === 404) return;
+			if (statusOf(err) === 404) return;
 			throw failure(`removing label "${label}" from ${issueId}`, err);
 		}
 	}
@@ -250,7 +254,7 @@ export class GitHubTracker implements Source {
 				// A GitHub App's installation token cannot read /user: without GITHUB_BOT_LOGIN Lisa
 				// cannot tell its own events (its labels are status labels and its comments carry the
 				// marker, so neither triggers a run anyway).
-				const status = (err as { status?: number }).status;
+				const status = statusOf(err);
 				if (status === 401 || status === 403 || status === 404) return undefined;
 				throw failure("reading the token's user", err);
 			});

@@ -14,9 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => w.stop());
 
-const callsOf = async (runId: string) =>
-	(await w.agents.calls()).filter((c) => c.cwd.includes(runId));
-
 describe("fallback chain", () => {
 	it("moves from a CLI that prints 429 Too Many Requests to the next, and records it", async () => {
 		const runId = await w.newRun(
@@ -29,7 +26,7 @@ describe("fallback chain", () => {
 		);
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "gemini:gemini-2.5-pro" });
-		const calls = await callsOf(runId);
+		const calls = await w.callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude", "gemini"]);
 		expect(calls[1]?.argv).toEqual(["--yolo", "-m", "gemini-2.5-pro", "-p", expect.any(String)]);
 		const step = (await w.run(runId)).steps[0];
@@ -57,7 +54,7 @@ describe("fallback chain", () => {
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "failed", transient: false });
 		expect(report?.error).toBe("claude exited with code 3: SyntaxError: Unexpected token");
-		expect((await callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
+		expect((await w.callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
 	});
 
 	it("skips a provider that is not installed, and reports a chain that ran out as transient", async () => {
@@ -95,7 +92,7 @@ describe("fallback chain", () => {
 			"models: ['claude:opus', gemini, 'opencode:anthropic/claude-sonnet', 'codex:o4']",
 		);
 		expect(await w.runTask(runId)).toMatchObject({ outcome: "succeeded", provider: "codex:o4" });
-		const argv = (await callsOf(runId)).map((c) => [c.cli, ...c.argv.slice(0, -1)]);
+		const argv = (await w.callsOf(runId)).map((c) => [c.cli, ...c.argv.slice(0, -1)]);
 		expect(argv).toEqual([
 			["claude", "-p", "--dangerously-skip-permissions", "--model", "opus"],
 			["gemini", "--yolo", "-p"],
@@ -151,7 +148,7 @@ describe("supervision", () => {
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "failed", transient: false });
 		expect(report?.error).toBe("step timed out after 0.05 minutes");
-		const calls = await callsOf(runId);
+		const calls = await w.callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude"]);
 		await expect.poll(() => isRunning(calls[0]?.pid as number), { timeout: 15_000 }).toBe(false);
 	});
@@ -163,7 +160,7 @@ describe("providers", () => {
 		const runId = await w.newRun({ title: "Long prompt", description: long });
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded" });
-		const [call] = await callsOf(runId);
+		const [call] = await w.callsOf(runId);
 		expect(call?.promptFile).toMatch(/scratch\/prompt-claude-\d+\.md$/);
 		expect(Buffer.byteLength(call?.argv.at(-1) ?? "")).toBeLessThan(1000);
 		expect(call?.prompt).toContain(long);
@@ -179,7 +176,7 @@ describe("providers", () => {
 		const runId = await w.newRun({ title: "Native worktree" }, "    native_worktree: true\n");
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "claude" });
-		const [call] = await callsOf(runId);
+		const [call] = await w.callsOf(runId);
 		const name = call?.argv[call.argv.indexOf("--worktree") + 1];
 		expect(name).toMatch(/^lisa-feat-eng-\d+-native-worktree$/);
 		expect(call?.cwd).toBe(path.join(w.workspace(runId), "repo"));
@@ -205,7 +202,7 @@ describe("secrets", () => {
 			description: "lisa-fake: print-env=ANTHROPIC_API_KEY\nlisa-fake: sleep=1",
 		});
 		expect(await w.runTask(runId)).toMatchObject({ outcome: "succeeded" });
-		const [call] = await callsOf(runId);
+		const [call] = await w.callsOf(runId);
 		expect(call?.env).toContain("ANTHROPIC_API_KEY");
 		expect(call?.env).not.toContain("GITHUB_TOKEN");
 		expect(call?.env).not.toContain("LINEAR_API_KEY");

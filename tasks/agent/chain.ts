@@ -1,6 +1,7 @@
 import {
 	type ChainAttempt,
 	exhaustedError,
+	exitText,
 	failureVerdict,
 	type ModelSpec,
 } from "../../shared/domain/fallback";
@@ -121,9 +122,6 @@ export async function runChain(
 	}
 	throw new StepFailure(exhaustedError(attempts), true, "agent");
 }
-
-const exitText = (code: number | null) =>
-	code === null ? "was killed" : `exited with code ${code}`;
 
 function timedOut(ctx: ChainContext): StepFailure {
 	return new StepFailure(`step timed out after ${ctx.timeoutMinutes} minutes`, false, "timeout");

@@ -20,6 +20,8 @@ import { isTransientFailure } from "../../shared/domain/transient";
 import type { Logger } from "../../shared/log";
 import type { Queue } from "../../shared/queue/sqs";
 import type { DynamoStore } from "../../shared/store/dynamo";
+import { githubClient } from "../../shared/trackers/github";
+import type { ChainContext } from "./chain";
 import { check, problemsText } from "./check";
 import { describeFailure, runCommands, stopBackground } from "./commands";
 import { StepFailure } from "./failure";
@@ -29,7 +31,7 @@ import { type AgentUser, stopAgentProcesses } from "./identity";
 import { type ImplementContext, implement } from "./implement";
 import { readManifest } from "./manifest";
 import { commandEnv } from "./providers/provider";
-import { codeHost, openPullRequest } from "./publish";
+import { openPullRequest } from "./publish";
 import { linkRelated, siblingPrs } from "./related";
 import type { Timeline } from "./timeline";
 import { type Work, Workspace } from "./workspace";
@@ -65,7 +67,8 @@ export interface Attempt {
 	req: StepRequest;
 	heartbeat: Heartbeat;
 	timeline: Timeline;
-	lessons: Lesson[];
+	/** The attempt's first lesson: the one later runs of the repository learn. */
+	lesson?: Lesson;
 	/** The agent's own user (LISA_AGENT_*), when the task has one. */
 	user?: AgentUser;
 }
@@ -81,11 +84,58 @@ interface Resolved {
 	previous: PreviousStep[];
 }
 
-function resolve(run: Run, stepIndex: number): Resolved {
+/** The run's config snapshot, issue and the step: without them no attempt can start. */
+export function runInputs(
+	run: Run,
+	stepIndex: number,
+): { config: LisaConfig; issue: IssueSnapshot; step: Step } {
 	const config = run.config;
 	const step = run.steps[stepIndex];
 	if (!config || !run.issue || !step)
 		throw new StepFailure("the run has no config snapshot or issue", false, "config");
+	return { config, issue: run.issue, step };
+}
+
+/** When the task gives up on the step, as of now. */
+export const deadlineOf = (config: LisaConfig, step: Step): number =>
+	stepDeadline(step.launchedAt, config.limits.step_timeout_minutes, Date.now());
+
+/** What every agent run of the attempt shares: the config's models and limits, the attempt's supervision. */
+export function chainContext(
+	a: Attempt,
+	config: LisaConfig,
+	deadlineAt: number,
+): Omit<ChainContext, "scratchDir"> {
+	const limits = config.limits;
+	return {
+		models: config.models.map(parseModelSpec),
+		env: a.deps.env,
+		secrets: a.deps.secrets,
+		staleSeconds: limits.stale_output_seconds,
+		timeoutMinutes: limits.step_timeout_minutes,
+		deadlineAt,
+		heartbeat: a.heartbeat,
+		timeline: a.timeline,
+		user: a.user,
+	};
+}
+
+/** Git for the attempt; with `url`, commands that talk to that remote get the token. */
+export function gitFor(a: Attempt, url?: string): Git {
+	const { env, githubToken } = a.deps;
+	return new Git(gitEnv(env), githubToken && url ? { token: githubToken, url } : undefined, a.user);
+}
+
+export function checkoutFailure(repo: string, err: unknown): StepFailure {
+	return new StepFailure(
+		`could not check out ${repo}: ${(err as Error).message}`,
+		isTransientFailure(String(err)),
+		"checkout",
+	);
+}
+
+function resolve(run: Run, stepIndex: number): Resolved {
+	const { config, issue, step } = runInputs(run, stepIndex);
 	const repo = config.repos.find((r) => r.name === step.repo);
 	if (!repo)
 		throw new StepFailure(`repo "${step.repo}" is not in the run's config`, false, "config");
@@ -98,15 +148,11 @@ function resolve(run: Run, stepIndex: number): Resolved {
 		);
 	return {
 		config,
-		issue: run.issue,
+		issue,
 		step,
 		repo: { ...repo, slug },
-		branch: branchName(
-			config.branch_prefix,
-			run.issue.key ?? run.issueKey ?? run.issueId,
-			run.issue.title,
-		),
-		deadlineAt: stepDeadline(step.launchedAt, config.limits.step_timeout_minutes, Date.now()),
+		branch: branchName(config.branch_prefix, issue.key ?? run.issueKey ?? run.issueId, issue.title),
+		deadlineAt: deadlineOf(config, step),
 		previous: previousSteps(run, stepIndex),
 	};
 }
@@ -116,18 +162,10 @@ export async function execute(
 	a: Attempt,
 ): Promise<{ branch: string; prUrl: string; provider: string }> {
 	const s = resolve(a.run, a.req.stepIndex);
-	const git = new Git(
-		gitEnv(a.deps.env),
-		a.deps.githubToken ? { token: a.deps.githubToken, url: s.repo.url } : undefined,
-		a.user,
-	);
+	const git = gitFor(a, s.repo.url);
 	const ws = new Workspace(git, a.req.workspace, s.repo.url, s.repo.base_branch, s.branch);
 	await ws.prepare().catch((err) => {
-		throw new StepFailure(
-			`could not check out ${s.repo.name}: ${(err as Error).message}`,
-			isTransientFailure(String(err)),
-			"checkout",
-		);
+		throw checkoutFailure(s.repo.name, err);
 	});
 	a.heartbeat.check();
 	const background: number[] = [];
@@ -164,17 +202,9 @@ async function implementAndCheck(
 	const setUp = new Set<string>();
 	let retry: RetryContext | undefined;
 	const ctx: ImplementContext = {
+		...chainContext(a, s.config, deadlineAt),
 		ws,
-		models: s.config.models.map(parseModelSpec),
-		env: deps.env,
-		secrets: deps.secrets,
-		staleSeconds: limits.stale_output_seconds,
-		timeoutMinutes: limits.step_timeout_minutes,
-		deadlineAt,
 		nativeWorktree: repo.native_worktree === true,
-		heartbeat: a.heartbeat,
-		timeline,
-		user: a.user,
 		async setup(dir) {
 			if (setUp.has(dir) || !repo.setup.length) return;
 			setUp.add(dir);
@@ -223,11 +253,11 @@ async function implementAndCheck(
 		}
 		const failure = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
 		const text = problemsText(problems);
-		a.lessons.push({
+		a.lesson ??= {
 			failure,
 			summary: problems.map((p) => p.lesson).join("; "),
 			provider: done.spec,
-		});
+		};
 		const final = n >= maxRuns;
 		const summary = problems.map((p) => p.summary).join("; ");
 		await validation({
@@ -279,7 +309,7 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 	});
 	await a.timeline.add("publish.pushed", `pushed ${s.branch}`);
 	const { runId, stepIndex } = a.req;
-	const octokit = codeHost(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
+	const octokit = githubClient(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
 	const related = s.step.order ? await siblingPrs(a.deps.store, runId, stepIndex) : [];
 	let pr: { url: string; created: boolean };
 	try {

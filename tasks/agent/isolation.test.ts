@@ -72,9 +72,6 @@ const identity = () => ({
 	AWS_SECRET_ACCESS_KEY: AWS_SECRET,
 	LISA_API_TOKEN: API_TOKEN,
 });
-const callsOf = async (runId: string) =>
-	(await w.agents.calls()).filter((c) => c.cwd.includes(runId));
-
 describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 	it("runs the agent and all it influences as that user; it reads no secret, and what it leaves running is killed before the push", async () => {
 		const runId = await w.newRun(
@@ -102,7 +99,7 @@ describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 		expect(w.github.pulls("acme/api").some((p) => p.head.ref === branch)).toBe(true);
 
 		// Everything the agent could influence ran as its user, with its HOME.
-		const [call] = await callsOf(runId);
+		const [call] = await w.callsOf(runId);
 		expect({ uid: call?.uid, gid: call?.gid, home: call?.envValues.HOME }).toEqual({
 			uid: AGENT,
 			gid: AGENT,

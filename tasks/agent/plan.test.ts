@@ -13,8 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => w.stop());
 
-const callsOf = async (runId: string) =>
-	(await w.agents.calls()).filter((c) => c.cwd.includes(runId));
 const plan = (steps: { repo: string; scope: string; order: number }[]) =>
 	`lisa-fake: plan=${JSON.stringify({ steps })}`;
 
@@ -45,7 +43,7 @@ describe("planning step", () => {
 		expect((await w.run(runId)).steps[0]?.report?.plan).toEqual(expected);
 
 		// One agent run, in the planning directory, with the planning-only prompt.
-		const calls = await callsOf(runId);
+		const calls = await w.callsOf(runId);
 		expect(calls).toHaveLength(1);
 		const dir = path.join(w.workspace(runId), "plan");
 		expect(calls[0]).toMatchObject({ cli: "claude", target: "plan", cwd: dir });
@@ -95,7 +93,7 @@ describe("planning step", () => {
 			outcome: "succeeded",
 			plan: { steps: [{ repo: "web", scope: "Only the UI", order: 1 }] },
 		});
-		const calls = await callsOf(runId);
+		const calls = await w.callsOf(runId);
 		expect(calls).toHaveLength(2);
 		expect(calls[0]?.prompt).not.toContain("[PLAN RETRY]");
 		expect(calls[1]?.prompt.startsWith("[PLAN RETRY]")).toBe(true);
@@ -135,7 +133,7 @@ describe("planning step", () => {
 			'the planning agent wrote an invalid plan 2 times: try 1: steps.0.repo: "mobile" is not a configured repo (api, web) | try 2: steps.1.repo: "api" appears more than once; orders must be contiguous from 1: found 1, 3 (missing 2)',
 		);
 		expect(report?.plan).toBeUndefined();
-		expect(await callsOf(runId)).toHaveLength(2);
+		expect(await w.callsOf(runId)).toHaveLength(2);
 		// A plan is about no single repository: no guardrail is learnt from it.
 		expect(await w.store.guardrails("*")).toEqual([]);
 	});

@@ -1,16 +1,21 @@
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import type { RepoConfig } from "../../shared/config/schema";
-import { parseModelSpec } from "../../shared/domain/fallback";
 import { PLAN_FILE, type Plan, type PlanVerdict, readPlan } from "../../shared/domain/plan";
 import { buildPlanningPrompt } from "../../shared/domain/prompt";
-import { stepDeadline } from "../../shared/domain/supervision";
-import { isTransientFailure } from "../../shared/domain/transient";
 import { type ChainContext, runChain } from "./chain";
-import { type Attempt, stopAgent } from "./execute";
+import {
+	type Attempt,
+	chainContext,
+	checkoutFailure,
+	deadlineOf,
+	gitFor,
+	runInputs,
+	stopAgent,
+} from "./execute";
 import { StepFailure } from "./failure";
 import { readAgentFile } from "./files";
-import { Git, gitEnv } from "./git";
+import type { Git } from "./git";
 import { handOver } from "./identity";
 
 /** An invalid plan is shown to the agent once; the second invalid plan fails the step. */
@@ -22,29 +27,16 @@ export const PLAN_TRIES = 2;
  * errors). Nothing of this workspace is ever pushed: the checkouts are detached and thrown away.
  */
 export async function executePlan(a: Attempt): Promise<{ plan: Plan; provider: string }> {
-	const { run, req, deps, timeline } = a;
-	const config = run.config;
-	const step = run.steps[req.stepIndex];
-	if (!config || !run.issue || !step)
-		throw new StepFailure("the run has no config snapshot or issue", false, "config");
-	const issue = run.issue;
+	const { req, timeline } = a;
+	const { config, issue, step } = runInputs(a.run, req.stepIndex);
 	const names = config.repos.map((r) => r.name);
 	const place = new PlanningWorkspace(a, req.workspace, config.repos);
 	await place.prepare();
 	await timeline.add("plan.checked_out", `checked out ${names.join(", ")} read-only for planning`);
 
-	const limits = config.limits;
 	const ctx: ChainContext = {
-		models: config.models.map(parseModelSpec),
-		env: deps.env,
-		secrets: deps.secrets,
-		staleSeconds: limits.stale_output_seconds,
-		timeoutMinutes: limits.step_timeout_minutes,
-		deadlineAt: stepDeadline(step.launchedAt, limits.step_timeout_minutes, Date.now()),
-		heartbeat: a.heartbeat,
-		timeline,
+		...chainContext(a, config, deadlineOf(config, step)),
 		scratchDir: place.scratch,
-		user: a.user,
 	};
 	const tries: string[][] = [];
 	let from = 0;
@@ -118,12 +110,7 @@ class PlanningWorkspace {
 	}
 
 	private git(url?: string): Git {
-		const { env, githubToken } = this.a.deps;
-		return new Git(
-			gitEnv(env),
-			githubToken && url ? { token: githubToken, url } : undefined,
-			this.a.user,
-		);
+		return gitFor(this.a, url);
 	}
 
 	private checkout(name: string): string {
@@ -150,11 +137,7 @@ class PlanningWorkspace {
 				});
 				this.heads.set(repo.name, await git.run(dir, ["rev-parse", "HEAD"], { task: true }));
 			} catch (err) {
-				throw new StepFailure(
-					`could not check out ${repo.name}: ${(err as Error).message}`,
-					isTransientFailure(String(err)),
-					"checkout",
-				);
+				throw checkoutFailure(repo.name, err);
 			}
 		}
 		if (this.a.user) await handOver([this.dir, this.scratch], this.a.user);

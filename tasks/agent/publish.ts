@@ -1,4 +1,4 @@
-import { Octokit } from "octokit";
+import type { Octokit } from "octokit";
 
 // Opening the pull request: create, or update the open PR of the same branch (a retried step never
 // opens a second one). octokit's retry and throttling plugins handle 5xx and rate limits.
@@ -15,19 +15,6 @@ export interface PullRequestResult {
 	url: string;
 	number: number;
 	created: boolean;
-}
-
-export function codeHost(token: string | undefined, baseUrl?: string): Octokit {
-	return new Octokit({
-		auth: token,
-		...(baseUrl ? { baseUrl } : {}),
-		throttle: {
-			onRateLimit: (_after: number, _opts: unknown, _o: unknown, retryCount: number) =>
-				retryCount < 2,
-			onSecondaryRateLimit: (_after: number, _opts: unknown, _o: unknown, retryCount: number) =>
-				retryCount < 2,
-		},
-	});
 }
 
 export async function openPullRequest(

@@ -46,7 +46,6 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		req,
 		heartbeat,
 		timeline,
-		lessons: [],
 	};
 	let outcome: Outcome;
 	try {
@@ -60,8 +59,8 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 			err instanceof StepFailure
 				? err
 				: new StepFailure((err as Error).message, isTransientFailure(String(err)), "agent");
-		if (LEARN_FROM.includes(failure.kind) && !failure.transient && failure.lesson)
-			attempt.lessons.push({ failure: lessonOf(failure.kind), summary: failure.lesson });
+		if (learnsFrom(failure.kind) && !failure.transient && failure.lesson)
+			attempt.lesson ??= { failure: failure.kind, summary: failure.lesson };
 		outcome = {
 			outcome: "failed",
 			error: redact(failure.message, secrets),
@@ -83,7 +82,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		return undefined;
 	}
 	// A repo's guardrails come from its own steps; a plan is about no single repo.
-	if (step.kind !== "plan") await learn(deps, run, step.repo, attempt.lessons[0], secrets);
+	if (step.kind !== "plan") await learn(deps, run, step.repo, attempt.lesson, secrets);
 	const report: StepReport = { ...outcome, attempt: req.attempt, at: new Date().toISOString() };
 	// Stored first, so the sweeper can re-send it if the message is lost.
 	await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
@@ -101,9 +100,9 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	return report;
 }
 
-const LEARN_FROM: FailureKind[] = ["agent", "validation", "gate"];
-const lessonOf = (k: FailureKind): Lesson["failure"] =>
-	k === "validation" ? "validation" : k === "gate" ? "gate" : "agent";
+const LEARN_FROM: readonly Lesson["failure"][] = ["agent", "validation", "gate"];
+const learnsFrom = (k: FailureKind): k is Lesson["failure"] =>
+	(LEARN_FROM as readonly FailureKind[]).includes(k);
 
 /** Stores the attempt's first lesson (Lisa's words only) as a guardrail of the repo (bounded, redacted). */
 async function learn(

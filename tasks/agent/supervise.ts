@@ -1,5 +1,4 @@
 import { StreamRedactor, tail } from "../../shared/domain/redact";
-import type { AgentState } from "../../shared/domain/states";
 import { classifyAgent, shouldKill } from "../../shared/domain/supervision";
 import type { Heartbeat } from "./heartbeat";
 import type { AgentResult } from "./providers/provider";
@@ -32,7 +31,6 @@ export interface Supervised {
 	result: AgentResult;
 	/** Killed because it stayed silent for `staleMs`. */
 	stuck: boolean;
-	state: AgentState;
 }
 
 /** The dashboard's live tail: fresh enough to watch, at most one small write per 5 s per step. */
@@ -147,7 +145,6 @@ export async function supervise(
 			ok: false,
 			output: `${result.output}\n[lisa-supervisor] no output for ${Math.round(o.staleMs / 1000)} s: the agent was killed as stuck\n`,
 		};
-	const state = observe(false, result.exitCode, stuck || result.timedOut);
-	await o.heartbeat.set(state);
-	return { result, stuck, state };
+	await o.heartbeat.set(observe(false, result.exitCode, stuck || result.timedOut));
+	return { result, stuck };
 }

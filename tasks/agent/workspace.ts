@@ -2,7 +2,7 @@ import { mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { MANIFEST_FILE } from "../../shared/domain/prompt";
 import type { Git } from "./git";
-import { type AgentUser, handOver } from "./identity";
+import { handOver } from "./identity";
 
 /** Where the agent's work is: Lisa's worktree, or the one Claude Code created itself. */
 export interface Work {
@@ -32,8 +32,6 @@ export class Workspace {
 	/** The clone's and the tree's paths as git lists them (symlinks resolved). */
 	private real = { clone: "", tree: "" };
 
-	private readonly user?: AgentUser;
-
 	constructor(
 		private readonly git: Git,
 		readonly dir: string,
@@ -41,7 +39,6 @@ export class Workspace {
 		private readonly base: string,
 		readonly branch: string,
 	) {
-		this.user = git.user;
 		this.clone = path.join(dir, "repo");
 		this.tree = path.join(dir, "tree");
 		this.scratch = path.join(dir, "scratch");
@@ -58,12 +55,10 @@ export class Workspace {
 		await mkdir(this.scratch, { recursive: true });
 		const dir = await realpath(this.dir);
 		this.real = { clone: path.join(dir, "repo"), tree: path.join(dir, "tree") };
-		if (!this.user && (await this.reusable())) {
+		if (!this.git.user && (await this.reusable())) {
 			await this.git.run(this.clone, ["fetch", "--prune", "origin"], { remote: true });
 			// Every attempt starts from the base branch: earlier attempts' worktrees go.
-			for (const w of await this.worktrees())
-				if (w.path !== this.real.clone)
-					await this.git.run(this.clone, ["worktree", "remove", "--force", w.path]).catch(() => {});
+			for (const w of await this.otherTrees(false)) await this.removeTree(w.path);
 		} else {
 			await rm(this.clone, { recursive: true, force: true });
 			await this.git.run(
@@ -88,9 +83,9 @@ export class Workspace {
 		await this.git.run(this.clone, ["checkout", "--force", "--quiet", "--detach", this.baseSha], {
 			remote: true,
 		});
-		if (this.user) {
+		if (this.git.user) {
 			await mkdir(this.tree);
-			await handOver([this.clone, this.tree, this.scratch], this.user);
+			await handOver([this.clone, this.tree, this.scratch], this.git.user);
 		}
 	}
 
@@ -140,9 +135,7 @@ export class Workspace {
 	 * one besides the clone's root and Lisa's.
 	 */
 	async findNativeTree(branch?: string): Promise<string | undefined> {
-		const others = (await this.worktrees()).filter(
-			(w) => w.path !== this.real.clone && w.path !== this.real.tree,
-		);
+		const others = await this.otherTrees(true);
 		if (branch) {
 			const named = others.find((w) => w.branch === `refs/heads/${branch}`);
 			if (named) return named.path;
@@ -157,9 +150,7 @@ export class Workspace {
 			await this.git.run(this.tree, ["clean", "-fd"]);
 			await rm(path.join(this.tree, MANIFEST_FILE), { force: true });
 		}
-		for (const w of await this.worktrees())
-			if (w.path !== this.real.clone && w.path !== this.real.tree)
-				await this.git.run(this.clone, ["worktree", "remove", "--force", w.path]).catch(() => {});
+		for (const w of await this.otherTrees(true)) await this.removeTree(w.path);
 		await this.git.run(this.clone, ["worktree", "prune"]);
 		await rm(path.join(this.clone, MANIFEST_FILE), { force: true });
 	}
@@ -218,10 +209,22 @@ export class Workspace {
 	 */
 	async cleanup(): Promise<void> {
 		if (!this.treeReady) return;
-		await this.git.run(this.clone, ["worktree", "remove", "--force", this.tree]).catch(() => {});
+		await this.removeTree(this.tree);
 		await rm(this.tree, { recursive: true, force: true });
 		await this.git.run(this.clone, ["worktree", "prune"]).catch(() => {});
 		this.treeReady = false;
+	}
+
+	/** Every worktree but the clone's root and, with `keepTree`, Lisa's. */
+	private async otherTrees(keepTree: boolean): Promise<{ path: string; branch?: string }[]> {
+		return (await this.worktrees()).filter(
+			(w) => w.path !== this.real.clone && !(keepTree && w.path === this.real.tree),
+		);
+	}
+
+	/** Removes a worktree, leaving it when git cannot. */
+	private async removeTree(dir: string): Promise<void> {
+		await this.git.run(this.clone, ["worktree", "remove", "--force", dir]).catch(() => {});
 	}
 
 	private async worktrees(): Promise<{ path: string; branch?: string }[]> {

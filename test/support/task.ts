@@ -12,7 +12,7 @@ import { createLogger } from "../../shared/log";
 import { storeAndQueue } from "../../shared/runtime";
 import type { DynamoStore, RunEvent } from "../../shared/store/dynamo";
 import { runStep } from "../../tasks/agent/step";
-import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
+import { type FakeAgentCall, type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
 import { embeddedAws } from "./aws";
@@ -38,6 +38,8 @@ export interface TaskWorld {
 	repos: Record<string, BareRepo>;
 	github: GitHubDouble;
 	agents: FakeAgents;
+	/** The fake agents' calls in the run's workspace. */
+	callsOf(runId: string): Promise<FakeAgentCall[]>;
 	store: DynamoStore;
 	/** The environment the task gets (fake agents first on PATH). */
 	env: NodeJS.ProcessEnv;
@@ -104,6 +106,9 @@ export async function createTaskWorld(
 		repos,
 		github,
 		agents,
+		async callsOf(runId) {
+			return (await agents.calls()).filter((c) => c.cwd.includes(runId));
+		},
 		store,
 		env,
 		async newRun(issue, configYaml = "", { plan = false } = {}) {

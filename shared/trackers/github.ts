@@ -91,7 +91,7 @@ function toIssue(i: ApiIssue, ref: GitHubIssueRef): SourceIssue {
 }
 
 /** The HTTP status of an octokit error, when it has one. */
-const statusOf = (err: unknown) => (err as { status?: number }).status;
+export const statusOf = (err: unknown) => (err as { status?: number }).status;
 
 function failure(what: string, err: unknown): TrackerError {
 	if (err instanceof TrackerError) return err;

@@ -20,7 +20,7 @@ import { isTransientFailure } from "../../shared/domain/transient";
 import type { Logger } from "../../shared/log";
 import type { Queue } from "../../shared/queue/sqs";
 import type { DynamoStore } from "../../shared/store/dynamo";
-import { githubClient } from "../../shared/trackers/github";
+import { githubClient, statusOf } from "../../shared/trackers/github";
 import type { ChainContext } from "./chain";
 import { check, problemsText } from "./check";
 import { describeFailure, runCommands, stopBackground } from "./commands";
@@ -327,7 +327,7 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 			}),
 		});
 	} catch (err) {
-		const status = (err as { status?: number }).status;
+		const status = statusOf(err);
 		const transient = status === undefined || status === 429 || status >= 500;
 		throw new StepFailure(
 			`opening the pull request failed: ${(err as Error).message}`,

@@ -1,4 +1,5 @@
 import type { Octokit } from "octokit";
+import { statusOf } from "../../shared/trackers/github";
 
 // Opening the pull request: create, or update the open PR of the same branch (a retried step never
 // opens a second one). octokit's retry and throttling plugins handle 5xx and rate limits.
@@ -55,10 +56,7 @@ export async function openPullRequest(
 		return { url: created.data.html_url, number: created.data.number, created: true };
 	} catch (err) {
 		// Another attempt created it between our list and create.
-		if (
-			(err as { status?: number }).status === 422 &&
-			/already exists/i.test(String((err as Error).message))
-		) {
+		if (statusOf(err) === 422 && /already exists/i.test(String((err as Error).message))) {
 			const again = await update();
 			if (again) return again;
 		}

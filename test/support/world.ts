@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack";
+import { isTerminalRun, type RunStatus } from "../../shared/domain/states";
 import { createLogger } from "../../shared/log";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
@@ -88,8 +89,6 @@ export interface ApiRun {
 	trigger?: string;
 	links: { dashboard: string };
 }
-
-const TERMINAL = ["succeeded", "failed", "cancelled"];
 
 /** Everything a pipeline test needs: doubles for Linear/GitHub/agents, a bare repo, the local stack. */
 export async function createWorld(opts: WorldOptions = {}): Promise<World> {
@@ -199,7 +198,7 @@ ${Object.entries(repos)
 		},
 		async waitForRun(
 			id,
-			done = (r) => TERMINAL.includes(r.status) && r.tracker?.done === true,
+			done = (r) => isTerminalRun(r.status as RunStatus) && r.tracker?.done === true,
 			timeoutMs = 60_000,
 		) {
 			const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Resource } from "sst/resource";
-import { DEFAULT_CONFIG_PATH } from "./config/load";
+import { DEFAULT_CONFIG_PATH } from "./config/default-path";
 import type { EcsTarget } from "./launcher/ecs";
 import { type AgentLink, LINK, SECRETS } from "./links";
 

@@ -60,6 +60,3 @@ export interface StatsView {
 	total: number;
 	successRate: number | null;
 }
-
-export const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"];
-export const isTerminal = (status: string) => TERMINAL_STATUSES.includes(status);

@@ -8,7 +8,14 @@ import type { LisaConfig } from "../config/schema";
 import type { Settings } from "../settings";
 import { linearClient } from "../trackers/linear";
 import { TRELLO_API_URL } from "../trackers/trello";
-import { type Check, configCheck, formatChecks, GITHUB_TOKEN_MISSING } from "./doctor";
+import {
+	type Check,
+	configCheck,
+	formatChecks,
+	GITHUB_TOKEN_MISSING,
+	LINEAR_API_KEY_MISSING,
+	TRELLO_CREDENTIALS_MISSING,
+} from "./doctor";
 
 // `lisa doctor`: each check touches the real thing (a process, a tracker, GitHub, Lisa's API) once,
 // within a few seconds, and says how to fix what fails.
@@ -115,7 +122,7 @@ async function linearCheck(settings: Settings): Promise<Check> {
 	if (!apiKey)
 		return {
 			ok: false,
-			label: "LINEAR_API_KEY is not set: Lisa cannot read or update Linear issues",
+			label: LINEAR_API_KEY_MISSING,
 			hint: "create a personal API key in Linear › Settings › API and export LINEAR_API_KEY",
 		};
 	try {
@@ -143,7 +150,7 @@ async function trelloCheck(settings: Settings): Promise<Check> {
 	if (!apiKey || !token)
 		return {
 			ok: false,
-			label: "TRELLO_API_KEY and TRELLO_TOKEN must be set: Lisa cannot read or update cards",
+			label: TRELLO_CREDENTIALS_MISSING,
 			hint: "get the key at https://trello.com/power-ups/admin and a member token for it",
 		};
 	const url = new URL(`${base}/members/me`);

@@ -1,5 +1,6 @@
 import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
+import { trelloCallbackUrl } from "../http/trello-webhook";
 import type { Settings } from "../settings";
 
 // What is ready and what is missing, as text: `npm start`'s readiness list and banner, and the
@@ -35,17 +36,22 @@ export function configCheck(config: ConfigState): Check {
 
 export const GITHUB_TOKEN_MISSING =
 	"GITHUB_TOKEN is not set: tasks cannot push or open pull requests on GitHub";
+export const LINEAR_API_KEY_MISSING =
+	"LINEAR_API_KEY is not set: Lisa cannot read or update Linear issues";
+export const TRELLO_CREDENTIALS_MISSING =
+	"TRELLO_API_KEY and TRELLO_TOKEN must be set: Lisa cannot read or update cards";
 
-/** The tracker's missing credentials, as one sentence; undefined when they are set. */
+/**
+ * The tracker's missing credentials, as one sentence; undefined when they are set. GitHub's token
+ * is not only the tracker's: readiness reports it (GITHUB_TOKEN_MISSING) whatever the source.
+ */
 export function trackerCredentialsMissing(
 	source: SourceName,
 	settings: Settings,
 ): string | undefined {
-	if (source === "linear" && !settings.linear.apiKey)
-		return "LINEAR_API_KEY is not set: Lisa cannot read or update Linear issues";
+	if (source === "linear" && !settings.linear.apiKey) return LINEAR_API_KEY_MISSING;
 	if (source === "trello" && !(settings.trello.apiKey && settings.trello.token))
-		return "TRELLO_API_KEY and TRELLO_TOKEN must be set: Lisa cannot read or update cards";
-	if (source === "github" && !settings.github.token) return GITHUB_TOKEN_MISSING;
+		return TRELLO_CREDENTIALS_MISSING;
 	return undefined;
 }
 
@@ -73,7 +79,7 @@ export function readiness(settings: Settings, config: ConfigState): Readiness {
 
 	const source = config.status === "ok" ? config.config.source : "linear";
 	const credentials = trackerCredentialsMissing(source, settings);
-	if (credentials && source !== "github") missing.push(credentials);
+	if (credentials) missing.push(credentials);
 	if (source === "linear") {
 		if (!settings.linear.webhookSecret)
 			missing.push(
@@ -114,7 +120,7 @@ export function banner(input: {
 		`  API token:     ${input.apiToken}   (Authorization: Bearer <token>; LISA_API_TOKEN)`,
 		`  read token:    ${input.readToken}   (read-only, for dashboards; LISA_READ_TOKEN)`,
 		`  Linear hook:   ${input.publicUrl}/webhooks/linear`,
-		`  Trello hook:   ${input.publicUrl}/webhooks/trello`,
+		`  Trello hook:   ${trelloCallbackUrl(input.publicUrl)}`,
 		`  GitHub hook:   ${input.publicUrl}/webhooks/github`,
 		"  polling mode:  npm run lisa -- run (no public URL needed)",
 		"  command line:  npm run lisa -- status | runs | doctor (README › Command line)",

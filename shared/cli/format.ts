@@ -1,3 +1,4 @@
+import { RUN_STATUSES } from "../domain/states";
 import type { EventView, RunView, StatsView, StepView } from "./api-types";
 
 // Pure text for `lisa runs` and `lisa status`: no I/O, no clock (callers pass `now`).
@@ -96,11 +97,9 @@ export function runDetail(run: RunView, events: EventView[], recent = 5): string
 	return lines;
 }
 
-const STATUS_ORDER = ["queued", "planning", "running", "succeeded", "failed", "cancelled"] as const;
-
 /** `lisa status` without a run: counts, success rate and the active runs. */
 export function overview(stats: StatsView, active: RunView[], now: Date): string[] {
-	const counts = STATUS_ORDER.map((s) => `${s} ${stats.counts[s] ?? 0}`).join(" · ");
+	const counts = RUN_STATUSES.map((s) => `${s} ${stats.counts[s] ?? 0}`).join(" · ");
 	const rate =
 		stats.successRate === null ? "no finished runs" : `${Math.round(stats.successRate * 100)}%`;
 	const lines = [`runs: ${stats.total} (${counts})`, `success rate: ${rate}`];

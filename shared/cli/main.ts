@@ -1,5 +1,6 @@
 import { defineCommand, runMain } from "citty";
 import { config, doctor, init, runs, status } from "./commands";
+import { CliError, exitWith } from "./exit";
 
 // The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -12,7 +13,6 @@ const start = defineCommand({
 	async run() {
 		// Imported when used: the other commands start faster without the stack's dependencies.
 		const { startLocalStack } = await import("../../infra/local/stack");
-		const { loadConfig } = await import("../config/load");
 		const { banner, readiness } = await import("./doctor");
 		const stack = await startLocalStack();
 		const { settings } = stack;
@@ -23,7 +23,7 @@ const start = defineCommand({
 				apiToken: stack.apiToken,
 				readToken: stack.readToken,
 				dataDir: settings.dataDir,
-				readiness: readiness(settings, loadConfig(settings.configPath)),
+				readiness: readiness(settings, stack.deps.config()),
 			}),
 		);
 		let stopping = false;
@@ -55,27 +55,27 @@ const run = defineCommand({
 		"dry-run": { type: "boolean", description: "Print what would happen, change nothing" },
 		interval: { type: "string", default: "30", description: "Seconds between polls with --watch" },
 	},
-	async run({ args }) {
-		const limit = Number.parseInt(args.limit, 10);
-		const interval = Number(args.interval);
-		if (!Number.isInteger(limit) || limit < 0 || !(interval > 0)) {
-			console.error("--limit must be a whole number ≥ 0 and --interval a number of seconds > 0");
-			process.exit(1);
-		}
-		const { runCommand } = await import("./run");
-		const code = await runCommand(
-			{
-				once: args.once === true,
-				watch: args.watch === true,
-				issue: args.issue,
-				limit,
-				dryRun: args["dry-run"] === true,
-				intervalSeconds: interval,
-			},
-			process.env,
-		);
-		process.exit(code);
-	},
+	run: ({ args }) =>
+		exitWith(async () => {
+			const limit = Number.parseInt(args.limit, 10);
+			const interval = Number(args.interval);
+			if (!Number.isInteger(limit) || limit < 0 || !(interval > 0))
+				throw new CliError(
+					"--limit must be a whole number ≥ 0 and --interval a number of seconds > 0",
+				);
+			const { runCommand } = await import("./run");
+			return runCommand(
+				{
+					once: args.once === true,
+					watch: args.watch === true,
+					issue: args.issue,
+					limit,
+					dryRun: args["dry-run"] === true,
+					intervalSeconds: interval,
+				},
+				process.env,
+			);
+		}),
 });
 
 const main = defineCommand({

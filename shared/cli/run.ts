@@ -1,4 +1,3 @@
-import { ulid } from "ulid";
 import { startLocalStack } from "../../infra/local/stack";
 import { loadConfig } from "../config/load";
 import type { LisaConfig } from "../config/schema";
@@ -237,7 +236,7 @@ export async function runCommand(
 	try {
 		const result = await pollLoop(
 			{
-				deps: { ...stack.deps, newRunId: () => ulid() },
+				deps: stack.deps,
 				config,
 				print,
 				signal: controller.signal,

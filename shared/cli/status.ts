@@ -1,5 +1,5 @@
+import { isTerminalRun } from "../domain/states";
 import type { EventsPage, EventView, RunsPage, RunView, StatsView } from "./api-types";
-import { isTerminal } from "./api-types";
 import type { LisaClient } from "./client";
 import { CliError } from "./exit";
 import { changedLines, overview, redraw, runDetail } from "./format";
@@ -93,7 +93,7 @@ async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, 
 			lastJson = text;
 		} else {
 			await timeline.poll();
-			if (isTerminal(run.status)) await timeline.until(`run.${run.status}`, 3_000, 200);
+			if (isTerminalRun(run.status)) await timeline.until(`run.${run.status}`, 3_000, 200);
 			const lines = runDetail(run, timeline.events);
 			out.write(
 				out.isTTY
@@ -104,7 +104,7 @@ async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, 
 			);
 			shown = lines;
 		}
-		if (isTerminal(run.status)) return run.status === "succeeded" ? 0 : 1;
+		if (isTerminalRun(run.status)) return run.status === "succeeded" ? 0 : 1;
 		await sleep(opts.intervalSeconds * 1000);
 	}
 }

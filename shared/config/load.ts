@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml, YAMLParseError } from "yaml";
+import { DEFAULT_CONFIG_PATH } from "./default-path";
 import { ConfigError, type LisaConfig, parseConfig } from "./schema";
 
-export const DEFAULT_CONFIG_PATH = ".lisa/config.yaml";
+export { DEFAULT_CONFIG_PATH };
 
 export type ConfigState =
 	| { status: "ok"; file: string; config: LisaConfig }

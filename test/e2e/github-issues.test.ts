@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../shared/http/app";
 import type { GitHubIssue, GitHubPull } from "../doubles/github/server";
 import {
 	githubHeaders,
@@ -227,16 +226,7 @@ describe("GitHub deliveries", () => {
 		const good = githubHeaders(body, GITHUB_WEBHOOK_SECRET, "issues");
 		const wrong = githubHeaders(body, "not-the-secret", "issues");
 		const { "x-hub-signature-256": _, ...unsigned } = good;
-		const stack = w.stack;
-		if (!stack) throw new Error("no stack");
-		const closed = createApp({
-			...stack.deps,
-			settings: {
-				...stack.settings,
-				github: { ...stack.settings.github, webhookSecret: undefined },
-			},
-			newRunId: () => "unused",
-		});
+		const closed = w.appWith({ github: { webhookSecret: undefined } });
 		const statuses = [
 			(await w.post("/webhooks/github", body, wrong)).status,
 			(await w.post("/webhooks/github", body, unsigned)).status,

@@ -259,14 +259,7 @@ describe("webhook intake", () => {
 		// No secret configured: the same app, built without it, fails closed.
 		const stack = w.stack;
 		if (!stack) throw new Error("no stack");
-		const closed = createApp({
-			...stack.deps,
-			settings: {
-				...stack.settings,
-				linear: { ...stack.settings.linear, webhookSecret: undefined },
-			},
-			newRunId: () => "unused",
-		});
+		const closed = w.appWith({ linear: { webhookSecret: undefined } });
 		const noSecret = await closed.request("/webhooks/linear", {
 			method: "POST",
 			body,

@@ -1,4 +1,3 @@
-import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LoopContext, pollLoop, type RunOptions } from "../../shared/cli/run";
 import type { LisaConfig } from "../../shared/config/schema";
@@ -30,7 +29,7 @@ function loop(opts: Partial<RunOptions>, signal = new AbortController().signal) 
 	if (!stack) throw new Error("no stack");
 	const lines: string[] = [];
 	const ctx: LoopContext = {
-		deps: { ...stack.deps, newRunId: () => ulid() },
+		deps: stack.deps,
 		config,
 		print: (l) => lines.push(l),
 		signal,
@@ -52,7 +51,7 @@ describe("polling mode", () => {
 
 		const stack = w.stack;
 		if (!stack) throw new Error("no stack");
-		const recovered = await recoverOrphans({ ...stack.deps, newRunId: () => ulid() }, config);
+		const recovered = await recoverOrphans(stack.deps, config);
 		expect(recovered.map((i) => i.key)).toEqual([orphan.identifier]);
 		expect(w.linear.stateName(orphan)).toBe("Todo");
 		expect(w.linear.stateName(busy)).toBe("In Progress");

@@ -1,6 +1,5 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../shared/http/app";
 import { signTrello, type TrelloCard, trelloId } from "../doubles/trello/server";
 import { createWorld, TRELLO_BOARD, type World } from "../support/world";
 
@@ -212,13 +211,7 @@ describe("Trello deliveries", () => {
 		// What a receiver that trusted the Host header would check against.
 		const hostUrl = `http://localhost:${new URL(callbackUrl).port}/webhooks/trello`;
 		const forHost = signTrello(body, hostUrl, w.trello.appSecret);
-		const stack = w.stack;
-		if (!stack) throw new Error("no stack");
-		const closed = createApp({
-			...stack.deps,
-			settings: { ...stack.settings, trello: { ...stack.settings.trello, appSecret: undefined } },
-			newRunId: () => "unused",
-		});
+		const closed = w.appWith({ trello: { appSecret: undefined } });
 		const noSecret = await closed.request("/webhooks/trello", {
 			method: "POST",
 			body,

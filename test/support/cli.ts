@@ -9,6 +9,19 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
+/** `node --import tsx shared/cli/main.ts <args>` from the repository, stdout and stderr piped. */
+export function spawnLisa(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT) {
+	return spawn(
+		process.execPath,
+		["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), ...args],
+		{
+			cwd,
+			env,
+			stdio: ["ignore", "pipe", "pipe"],
+		},
+	);
+}
+
 export interface CliResult {
 	code: number | null;
 	/** stdout and stderr, interleaved as they arrived. */
@@ -23,11 +36,7 @@ export function lisa(
 	opts: { cwd?: string } = {},
 ): Promise<CliResult> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(
-			process.execPath,
-			["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), ...args],
-			{ cwd: opts.cwd ?? ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
-		);
+		const child = spawnLisa(args, env, opts.cwd);
 		let out = "";
 		let stdout = "";
 		let stderr = "";

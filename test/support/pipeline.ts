@@ -1,8 +1,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { buffer } from "node:stream/consumers";
 import {
 	DescribeTasksCommand,
 	ECSClient,
@@ -366,7 +367,7 @@ async function linearGate(target: string, failNext: (n: number) => void) {
 	const rules: { match: RegExp; fail?: boolean; arrived?: () => void; release?: Promise<void> }[] =
 		[];
 	const server = createServer(async (req, res) => {
-		const body = await readBody(req);
+		const body = (await buffer(req)).toString("utf8");
 		const i = rules.findIndex((r) => r.match.test(body));
 		const rule = i < 0 ? undefined : rules.splice(i, 1)[0];
 		if (rule?.fail) failNext(1);
@@ -410,13 +411,4 @@ async function linearGate(target: string, failNext: (n: number) => void) {
 		pending: () => rules.map((r) => `Linear rule ${r.match}`),
 		stop: () => new Promise<void>((r) => server.close(() => r())),
 	};
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const chunks: Buffer[] = [];
-		req.on("data", (c: Buffer) => chunks.push(c));
-		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-		req.on("error", reject);
-	});
 }

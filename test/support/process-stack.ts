@@ -1,11 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+import { spawnLisa } from "./cli";
 
 export interface StackProcess {
 	url: string;
@@ -19,15 +15,7 @@ export interface StackProcess {
 
 /** `lisa start` (what `npm start` runs) as a real separate process. */
 export async function startStackProcess(env: NodeJS.ProcessEnv): Promise<StackProcess> {
-	const child = spawn(
-		process.execPath,
-		["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), "start"],
-		{
-			cwd: ROOT,
-			env,
-			stdio: ["ignore", "pipe", "pipe"],
-		},
-	);
+	const child = spawnLisa(["start"], env);
 	let out = "";
 	child.stdout?.on("data", (b: Buffer) => {
 		out += b.toString();

@@ -2,7 +2,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack";
+import { isTerminalRun, type RunStatus } from "../../shared/domain/states";
+import { createApp } from "../../shared/http/app";
 import { createLogger } from "../../shared/log";
+import type { Settings } from "../../shared/settings";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
 import { type LinearDouble, startLinearDouble } from "../doubles/linear/server";
@@ -49,6 +52,11 @@ export interface World {
 		description?: string,
 		labels?: string[],
 	): ReturnType<LinearDouble["addIssue"]>;
+	/**
+	 * The in-process stack's app built again with some of its tracker settings changed (merged into
+	 * each one: `{ github: { webhookSecret: undefined } }`); the stack itself keeps its own.
+	 */
+	appWith(patch: SettingsPatch): ReturnType<typeof createApp>;
 	/** POSTs a raw body to a path of the stack. */
 	post(p: string, body: string, headers: Record<string, string>): Promise<Response>;
 	/** POSTs a signed Issue webhook; returns the response. */
@@ -59,6 +67,10 @@ export interface World {
 	url(): string;
 	stop(): Promise<void>;
 }
+
+export type SettingsPatch = {
+	[K in "linear" | "github" | "trello"]?: Partial<Settings[K]>;
+};
 
 export interface ApiRun {
 	id: string;
@@ -88,8 +100,6 @@ export interface ApiRun {
 	trigger?: string;
 	links: { dashboard: string };
 }
-
-const TERMINAL = ["succeeded", "failed", "cancelled"];
 
 /** Everything a pipeline test needs: doubles for Linear/GitHub/agents, a bare repo, the local stack. */
 export async function createWorld(opts: WorldOptions = {}): Promise<World> {
@@ -171,6 +181,19 @@ ${Object.entries(repos)
 		attach: (url, token) => {
 			target = { url, token };
 		},
+		appWith: (patch) => {
+			if (!stack) throw new Error("no stack");
+			const { linear, github, trello } = stack.settings;
+			return createApp({
+				...stack.deps,
+				settings: {
+					...stack.settings,
+					linear: { ...linear, ...patch.linear },
+					github: { ...github, ...patch.github },
+					trello: { ...trello, ...patch.trello },
+				},
+			});
+		},
 		url: () => {
 			if (!target) throw new Error("no stack to talk to: start one or attach()");
 			return target.url;
@@ -199,7 +222,7 @@ ${Object.entries(repos)
 		},
 		async waitForRun(
 			id,
-			done = (r) => TERMINAL.includes(r.status) && r.tracker?.done === true,
+			done = (r) => isTerminalRun(r.status as RunStatus) && r.tracker?.done === true,
 			timeoutMs = 60_000,
 		) {
 			const deadline = Date.now() + timeoutMs;

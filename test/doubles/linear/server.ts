@@ -14,6 +14,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { buffer } from "node:stream/consumers";
 import { AUTHENTICATION_ERROR } from "./errors";
 import { executeGraphQL, linearSchema } from "./execute";
 import { resolvers } from "./resolvers";
@@ -111,15 +112,6 @@ export interface LinearDouble {
 	stop(): Promise<void>;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const chunks: Buffer[] = [];
-		req.on("data", (c: Buffer) => chunks.push(c));
-		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-		req.on("error", reject);
-	});
-}
-
 function sendJson(
 	res: ServerResponse,
 	status: number,
@@ -181,7 +173,7 @@ export async function startLinearDouble(opts: LinearDoubleOptions = {}): Promise
 		if (path !== "/graphql") return sendJson(res, 404, { errors: [{ message: "Not found" }] });
 		if (req.method !== "POST")
 			return sendJson(res, 405, { errors: [{ message: "Only POST is supported" }] });
-		const raw = await readBody(req);
+		const raw = (await buffer(req)).toString("utf8");
 		let body: { query?: unknown; variables?: unknown; operationName?: unknown };
 		try {
 			body = JSON.parse(raw);

@@ -361,10 +361,7 @@ describe("a run, live", () => {
 		if (!w.stack) throw new Error("no stack");
 		const run = await seed({ at: new Date().toISOString(), status: "running" });
 		await store().appendEvent(run.runId, { type: "note", message: "hello" });
-		const app = createApp({
-			...w.stack.deps,
-			settings: { ...w.stack.deps.settings, liveStream: false },
-		});
+		const app = w.appWith({ liveStream: false });
 		const res = await app.request(`/api/runs/${run.runId}/stream`, {
 			headers: auth(w.stack.apiToken),
 		});

@@ -68,7 +68,7 @@ export interface World {
 	stop(): Promise<void>;
 }
 
-export type SettingsPatch = {
+export type SettingsPatch = Partial<Omit<Settings, "linear" | "github" | "trello">> & {
 	[K in "linear" | "github" | "trello"]?: Partial<Settings[K]>;
 };
 
@@ -188,6 +188,7 @@ ${Object.entries(repos)
 				...stack.deps,
 				settings: {
 					...stack.settings,
+					...patch,
 					linear: { ...linear, ...patch.linear },
 					github: { ...github, ...patch.github },
 					trello: { ...trello, ...patch.trello },

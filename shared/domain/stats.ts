@@ -66,7 +66,7 @@ class Group {
 	agentSeconds = 0;
 	readonly timeToPr: number[] = [];
 
-	add(run: Run, step: Step) {
+	add(run: StatsRun, step: Step) {
 		if (step.status === "succeeded") this.succeeded++;
 		if (step.status === "failed") this.failed++;
 		this.agentSeconds += agentSeconds(step);
@@ -91,7 +91,11 @@ const grouped = (groups: Map<string, Group>) =>
 		[...groups].sort(([a], [b]) => a.localeCompare(b)).map(([k, g]) => [k, g.view()]),
 	);
 
-export function runStats(runs: readonly Run[]): RunStats {
+/** What the stats read of a run (the store reads no more). */
+export const STATS_FIELDS = ["status", "createdAt", "finishedAt", "steps"] as const;
+type StatsRun = Pick<Run, (typeof STATS_FIELDS)[number]>;
+
+export function runStats(runs: readonly StatsRun[]): RunStats {
 	const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
 	const durations: number[] = [];
 	const toPr: number[] = [];

@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { z } from "zod";
 import { isTerminalRun } from "../domain/states";
-import { runStats } from "../domain/stats";
+import { runStats, STATS_FIELDS } from "../domain/stats";
 import { InvalidCursor } from "../store/dynamo";
 import type { ApiDeps } from "./deps";
 import { runView } from "./run-view";
@@ -154,7 +154,12 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		const since =
 			q.since ?? new Date(Date.parse(until) - STATS_WINDOW_DAYS * 86_400_000).toISOString();
 		if (since >= until) return c.json({ error: "since must be before until" }, 400);
-		const { runs, truncated } = await deps.store.runsCreatedBetween(since, until, STATS_MAX_RUNS);
+		const { runs, truncated } = await deps.store.runsCreatedBetween(
+			since,
+			until,
+			STATS_MAX_RUNS,
+			STATS_FIELDS,
+		);
 		const stats = runStats(runs);
 		return c.json({
 			window: { since, until },

@@ -309,10 +309,12 @@ describe("DynamoStore against dynalite", () => {
 		const second = await store.listRuns({ repo: "filter-web", limit: 1, cursor: first.nextCursor });
 		expect([...ids(first), ...ids(second)]).toEqual([c.runId, b.runId]);
 
-		const window = await store.runsCreatedBetween(day(1), day(3), 10);
+		const window = await store.runsCreatedBetween(day(1), day(3), 10, ["runId", "status"]);
 		expect(window.runs.map((r) => r.runId)).toEqual([b.runId, a.runId]);
+		// Only the fields asked for are read.
+		expect(window.runs[0]).toEqual({ runId: b.runId, status: "queued" });
 		expect(window.truncated).toBe(false);
-		const capped = await store.runsCreatedBetween(day(1), day(4), 2);
+		const capped = await store.runsCreatedBetween(day(1), day(4), 2, ["runId"]);
 		expect(capped.runs.map((r) => r.runId)).toEqual([c.runId, b.runId]);
 		expect(capped.truncated).toBe(true);
 		stop();

@@ -399,14 +399,17 @@ export class DynamoStore {
 	}
 
 	/** Runs created in [since, until), newest first, at most `cap` (the stats' window). */
-	async runsCreatedBetween(
+	async runsCreatedBetween<F extends keyof Run>(
 		since: string,
 		until: string,
 		cap: number,
-	): Promise<{ runs: Run[]; truncated: boolean }> {
+		fields: readonly F[],
+	): Promise<{ runs: Pick<Run, F>[]; truncated: boolean }> {
 		const range = createdRange({ since, until });
 		const filter = runFilterExpression({ since, until });
-		const runs: Run[] = [];
+		// Only the fields asked for cross the wire: a run's config snapshot and issue text are most of it.
+		const projected = Object.fromEntries(fields.map((f, i) => [`#f${i}`, f]));
+		const runs: Pick<Run, F>[] = [];
 		let start: Record<string, unknown> | undefined;
 		do {
 			const out = await this.doc.send(
@@ -414,18 +417,19 @@ export class DynamoStore {
 					TableName: this.table,
 					IndexName: "byCreated",
 					KeyConditionExpression: `gsi3pk = :h${range.condition}`,
-					ExpressionAttributeNames: { ...range.names, ...filter.names },
+					ExpressionAttributeNames: { ...range.names, ...filter.names, ...projected },
 					ExpressionAttributeValues: {
 						":h": key.feedPartition,
 						...range.values,
 						...filter.values,
 					},
 					FilterExpression: filter.expression,
+					ProjectionExpression: Object.keys(projected).join(", "),
 					ScanIndexForward: false,
 					ExclusiveStartKey: start,
 				}),
 			);
-			runs.push(...(out.Items ?? []).map(toRun));
+			runs.push(...(out.Items ?? []).map(stripKeys<Pick<Run, F>>));
 			start = out.LastEvaluatedKey;
 		} while (start && runs.length < cap);
 		return { runs: runs.slice(0, cap), truncated: runs.length > cap || start !== undefined };

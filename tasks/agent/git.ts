@@ -10,7 +10,7 @@ import { type ProcessResult, runProcess } from "./process";
 
 const CREDENTIAL_HELPER = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= read -r l && test -n "$l"; do case "$l" in host=*) h=\${l#host=} ;; protocol=*) p=\${l#protocol=} ;; esac; done; test "$h" = "$LISA_GIT_HOST" && test "$p" = "$LISA_GIT_PROTOCOL" || exit 0; echo username=x-access-token; echo "password=$LISA_GIT_TOKEN"; }; f`;
 
-export class GitError extends Error {
+class GitError extends Error {
 	constructor(
 		readonly args: string[],
 		readonly result: ProcessResult,

@@ -3,7 +3,7 @@ import type { AgentState } from "../../shared/domain/states";
 import type { DynamoStore } from "../../shared/store/dynamo";
 import { StepFailure, Superseded } from "./failure";
 
-export const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_MS = 10_000;
 
 type StepFields = Parameters<DynamoStore["updateStepFields"]>[3];
 

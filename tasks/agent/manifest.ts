@@ -3,7 +3,7 @@ import { z } from "zod";
 import { MANIFEST_FILE } from "../../shared/domain/prompt";
 import { readAgentFile } from "./files";
 
-export const manifestSchema = z.object({
+const manifestSchema = z.object({
 	branch: z.string().min(1).optional(),
 	prTitle: z.string().trim().min(1, "prTitle is empty").max(256),
 	prBody: z.string().max(60_000),
@@ -12,7 +12,7 @@ export type Manifest = z.infer<typeof manifestSchema>;
 
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 
-export class ManifestError extends Error {
+class ManifestError extends Error {
 	constructor(message: string) {
 		super(message);
 		this.name = "ManifestError";

@@ -19,7 +19,7 @@ import type { Git } from "./git";
 import { handOver } from "./identity";
 
 /** An invalid plan is shown to the agent once; the second invalid plan fails the step. */
-export const PLAN_TRIES = 2;
+const PLAN_TRIES = 2;
 
 /**
  * The planning step of a multi-repo run (seed 004 §2): every configured repo checked out at its

@@ -16,7 +16,7 @@ import {
  * own process group. A prompt too long for one argument goes into a file outside the worktree and
  * the agent is told to read it: never silently cut.
  */
-export class CliProvider implements Provider {
+class CliProvider implements Provider {
 	constructor(
 		readonly name: ProviderName,
 		private readonly bin: string,

@@ -53,7 +53,7 @@ const BASE_ENV = [
 ];
 
 /** Per provider: the variables its CLI needs. Nothing else of the task's environment reaches it. */
-export const PROVIDER_ENV: Record<ProviderName, RegExp[]> = {
+const PROVIDER_ENV: Record<ProviderName, RegExp[]> = {
 	claude: [/^ANTHROPIC_/, /^CLAUDE_CODE_/, /^CLAUDE_CONFIG_DIR$/, /^AWS_BEARER_TOKEN_BEDROCK$/],
 	gemini: [
 		/^GEMINI_/,

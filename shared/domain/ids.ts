@@ -1,0 +1,24 @@
+import { z } from "zod";
+
+// The shapes of the ids that cross Lisa's boundaries (queue messages, API paths, launcher paths,
+// cursors). One definition each, checked wherever an id comes in: an id that reaches a file path,
+// a store key or a log has this shape, or it never gets that far.
+
+/** A ULID: 26 characters of Crockford's base32 (run ids, event ids). */
+export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+export const isRunId = (v: unknown): v is string => typeof v === "string" && ULID_PATTERN.test(v);
+
+export const runIdSchema = z
+	.string()
+	.regex(ULID_PATTERN, "must be a run id (a ULID: 26 characters of 0-9 and A-Z)");
+
+/** Issue ids, keys and URLs as trackers and people write them: printable, no spaces, bounded. */
+export const MAX_ISSUE_REF = 512;
+const ISSUE_REF_PATTERN = /^[\x21-\x7e]+$/;
+
+export const issueRefSchema = z
+	.string()
+	.min(1, "must not be empty")
+	.max(MAX_ISSUE_REF, `must be at most ${MAX_ISSUE_REF} characters`)
+	.regex(ISSUE_REF_PATTERN, "must be printable ASCII without spaces");

@@ -19,6 +19,7 @@ import {
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
+import { ulid } from "ulid";
 import type { Plan } from "../../shared/domain/plan";
 import { EcsLauncher } from "../../shared/launcher/ecs";
 import { STARTED_BY_PREFIX } from "../../shared/links";
@@ -157,7 +158,6 @@ ${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`
 	const store = new DynamoStore(doc, settings.tableName);
 
 	let clock = Date.now();
-	let runs = 0;
 	const log = createLogger("lisa-pipeline-test", {
 		LOG_LEVEL: process.env.LISA_TEST_LOG ?? "silent",
 	});
@@ -165,8 +165,7 @@ ${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`
 		...createDeps(settings, { launcher, log }),
 		store,
 		now: () => new Date(clock),
-		newRunId: () =>
-			`RUN${String(++runs).padStart(4, "0")}${Math.random().toString(36).slice(2, 6)}`,
+		newRunId: () => ulid(clock),
 	};
 	const intake = intakeHandler(deps);
 	const events = eventsHandler(deps);

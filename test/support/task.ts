@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { ulid } from "ulid";
 import { parseConfigText } from "../../shared/config/load";
 import { newRun, newStep, planStep, type Run, type StepReport } from "../../shared/domain/run";
 import { taskEnvironment } from "../../shared/launcher/launcher";
@@ -114,7 +115,7 @@ export async function createTaskWorld(
 		async newRun(issue, configYaml = "", { plan = false } = {}) {
 			n++;
 			const now = new Date().toISOString();
-			const runId = `TASKRUN${String(n).padStart(4, "0")}`;
+			const runId = ulid();
 			const listed = plan ? Object.entries(repos) : [["api", repos.api as BareRepo] as const];
 			const config = parseConfigText(
 				`repos:\n${listed.map(([name, r]) => `  - name: ${name}\n    url: ${r.url}\n    slug: acme/${name}\n`).join("")}${configYaml}`,

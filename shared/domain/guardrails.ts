@@ -31,10 +31,14 @@ export function gateLesson(gate: GateName): string {
 	switch (gate) {
 		case "commit":
 			return "the agent finished without committing any change";
+		case "base":
+			return "the agent's commits did not build on the base branch";
 		case "diff":
 			return "the agent's commits changed nothing compared with the base branch";
 		case "workflows":
 			return `the change touched ${WORKFLOWS_DIR}, which this repository does not allow`;
+		case "moved":
+			return "the agent's commit changed while the validate commands ran (they must not commit)";
 		case "manifest":
 			return "the agent did not write a valid .lisa-manifest.json";
 	}

@@ -16,6 +16,7 @@ const CLUSTER = "arn:aws:ecs:eu-west-1:123456789012:cluster/lisa-prod-ClusterClu
 const TASK_DEF = "arn:aws:ecs:eu-west-1:123456789012:task-definition/lisa-prod-Agent:7";
 const TASK_ARN = "arn:aws:ecs:eu-west-1:123456789012:task/lisa-prod-ClusterCluster/0f1e2d3c4b5a";
 const RUN = "01JDX6Z8V3K9Q2M4N5P6R7S8T9";
+const REPOS = [{ name: "api", url: "https://ghe.acme.test/acme/api.git", slug: "acme/api" }];
 
 const target = (over: Partial<EcsTarget> = {}): EcsTarget => ({
 	cluster: CLUSTER,
@@ -43,7 +44,12 @@ const launcher = (over: Partial<EcsTarget> = {}) =>
 describe("ECS launcher", () => {
 	it("runs one Fargate task with the step's environment, network, tags and an idempotency token", async () => {
 		ecs.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }] });
-		const { taskId } = await launcher().launch({ runId: RUN, stepIndex: 1, attempt: 2 });
+		const { taskId } = await launcher().launch({
+			runId: RUN,
+			stepIndex: 1,
+			attempt: 2,
+			repos: REPOS,
+		});
 		expect(taskId).toBe(TASK_ARN);
 
 		const calls = ecs.commandCalls(RunTaskCommand);
@@ -81,6 +87,7 @@ describe("ECS launcher", () => {
 			LISA_TABLE_NAME: "lisa-prod-RunsTable",
 			LISA_EVENTS_QUEUE_URL: "https://sqs.eu-west-1.amazonaws.com/123456789012/lisa-prod-Events",
 			AWS_REGION: "eu-west-1",
+			LISA_REPOS: JSON.stringify(REPOS),
 			GITHUB_API_URL: "https://ghe.acme.test/api/v3",
 		});
 		// Credentials reach the task from SSM (infra/agent.ts), never through RunTask overrides.
@@ -90,8 +97,8 @@ describe("ECS launcher", () => {
 	it("puts first attempts on Fargate Spot when configured, and retries on regular Fargate", async () => {
 		ecs.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }] });
 		const spot = launcher({ capacity: "spot", assignPublicIp: false });
-		await spot.launch({ runId: RUN, stepIndex: 0, attempt: 1 });
-		await spot.launch({ runId: RUN, stepIndex: 0, attempt: 2 });
+		await spot.launch({ runId: RUN, stepIndex: 0, attempt: 1, repos: REPOS });
+		await spot.launch({ runId: RUN, stepIndex: 0, attempt: 2, repos: REPOS });
 		const inputs = ecs.commandCalls(RunTaskCommand).map((c) => c.args[0].input);
 		expect(inputs.map((i) => i.capacityProviderStrategy)).toEqual([
 			[{ capacityProvider: "FARGATE_SPOT", weight: 1 }],
@@ -106,7 +113,9 @@ describe("ECS launcher", () => {
 			tasks: [],
 			failures: [{ reason: "Capacity is unavailable at this time", detail: "FARGATE_SPOT" }],
 		});
-		await expect(launcher().launch({ runId: RUN, stepIndex: 0, attempt: 1 })).rejects.toThrow(
+		await expect(
+			launcher().launch({ runId: RUN, stepIndex: 0, attempt: 1, repos: REPOS }),
+		).rejects.toThrow(
 			"ECS did not start the task: Capacity is unavailable at this time (FARGATE_SPOT)",
 		);
 	});

@@ -1,11 +1,33 @@
+import type { Run } from "../domain/run";
 import type { Settings } from "../settings";
 
 // The launcher port: ECS RunTask in AWS, a child process locally. Both give the task the same env.
+
+/** Where a step's repository is: what the task sends the code host token to, and nothing else. */
+export interface LaunchRepo {
+	name: string;
+	url: string;
+	slug?: string;
+}
 
 export interface LaunchRequest {
 	runId: string;
 	stepIndex: number;
 	attempt: number;
+	/** The step's repository, or every configured one for a planning step. */
+	repos: LaunchRepo[];
+}
+
+/**
+ * The repositories a step's task works in, from the run's config snapshot (written by intake from
+ * the config file): handed to the task at launch, so nothing the task later reads decides where
+ * its token goes.
+ */
+export function launchRepos(run: Run, stepIndex: number): LaunchRepo[] {
+	const step = run.steps[stepIndex];
+	const repos = run.config?.repos ?? [];
+	const picked = step?.kind === "plan" ? repos : repos.filter((r) => r.name === step?.repo);
+	return picked.map((r) => ({ name: r.name, url: r.url, ...(r.slug ? { slug: r.slug } : {}) }));
 }
 
 /** What a launcher can tell about a task, from one look at it. */
@@ -32,6 +54,7 @@ export function taskEnvironment(req: LaunchRequest, settings: Settings): Record<
 		LISA_TABLE_NAME: settings.tableName,
 		LISA_EVENTS_QUEUE_URL: settings.eventsQueueUrl,
 		AWS_REGION: settings.region,
+		LISA_REPOS: JSON.stringify(req.repos),
 	};
 	if (settings.dynamoEndpoint) env.LISA_DYNAMODB_ENDPOINT = settings.dynamoEndpoint;
 	if (settings.sqsEndpoint) env.LISA_SQS_ENDPOINT = settings.sqsEndpoint;

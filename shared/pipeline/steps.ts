@@ -6,6 +6,7 @@ import {
 	type StepOutcome,
 } from "../domain/progress";
 import type { Run } from "../domain/run";
+import { launchRepos } from "../launcher/launcher";
 import { isTerminalRun } from "../domain/states";
 import type { CancelRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
@@ -37,7 +38,12 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 	const { attempt } = step;
 	let taskId: string;
 	try {
-		({ taskId } = await deps.launcher.launch({ runId: run.runId, stepIndex: index, attempt }));
+		({ taskId } = await deps.launcher.launch({
+			runId: run.runId,
+			stepIndex: index,
+			attempt,
+			repos: launchRepos(run, index),
+		}));
 	} catch (err) {
 		await failAttempt(deps, run.runId, index, attempt, {
 			event: "step.launch_failed",

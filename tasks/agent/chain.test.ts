@@ -172,7 +172,7 @@ describe("providers", () => {
 		);
 	});
 
-	it("lets claude use its own worktree: Lisa finds it, publishes its branch and leaves it", async () => {
+	it("lets claude use its own worktree: Lisa finds it and publishes its branch", async () => {
 		const runId = await w.newRun({ title: "Native worktree" }, "    native_worktree: true\n");
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "claude" });
@@ -183,15 +183,15 @@ describe("providers", () => {
 		expect(call?.prompt).toContain(
 			`write the manifest file \`${path.join(w.workspace(runId), "repo", ".lisa-manifest.json")}\``,
 		);
-		// Published under Lisa's branch name, from claude's branch; claude's worktree is left alone.
+		// Published under Lisa's branch name, from claude's branch.
 		const branch = report?.branch as string;
 		expect(await branches(w.repo.path)).toContain(branch);
 		expect(await git(w.repo.path, "log", "-1", "--format=%s", branch)).toBe(
 			"feat: native worktree",
 		);
-		const trees = await readdir(path.join(w.workspace(runId), "repo", ".claude", "worktrees"));
-		expect(trees).toEqual([name]);
 		expect(w.github.pulls("acme/api").find((p) => p.head.ref === branch)).toBeDefined();
+		// The attempt's workspace, claude's worktree in it, went when the attempt ended.
+		expect(existsSync(path.join(w.workspace(runId), "repo"))).toBe(false);
 	});
 });
 

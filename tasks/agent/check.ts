@@ -23,29 +23,39 @@ export function problemsText(problems: readonly CheckProblem[]): string {
 		.join("; ");
 }
 
-/** The publishing gates, then (when they pass) the repo's validate commands. */
-export async function check(
+/**
+ * The publishing gates on `sha`, judged in the publish repository (the commits the push would
+ * send); `moved` when the work's HEAD left `sha` after it was judged.
+ */
+export async function gates(
 	ws: Workspace,
+	work: Work,
+	sha: string,
+	repo: RepoConfig,
+	moved?: [string, string],
+): Promise<CheckProblem[]> {
+	const facts = await ws.publish.facts(sha);
+	const manifestError = await readManifest(work.manifestDir).then(
+		() => undefined,
+		(err: Error) => err.message,
+	);
+	return gateProblems({
+		...facts,
+		touched: facts.touched.map((t) => t.path),
+		moved,
+		manifestError,
+		allowWorkflowChanges: repo.allow_workflow_changes,
+		baseBranch: repo.base_branch,
+	}).map((g) => ({ kind: "gate", summary: g.message, lesson: gateLesson(g.gate) }));
+}
+
+/** The repo's validate commands, in the work's directory, as the agent's user. */
+export async function validate(
 	work: Work,
 	repo: RepoConfig,
 	run: { env: NodeJS.ProcessEnv; deadlineAt: number; user?: AgentUser; signal?: AbortSignal },
 	timeline: Timeline,
 ): Promise<CheckProblem[]> {
-	const commitsAhead = await ws.commitsAhead(work);
-	const changedFiles = commitsAhead ? await ws.changedFiles(work) : [];
-	const manifestError = await readManifest(work.manifestDir).then(
-		() => undefined,
-		(err: Error) => err.message,
-	);
-	const gates = gateProblems({
-		commitsAhead,
-		changedFiles,
-		manifestError,
-		allowWorkflowChanges: repo.allow_workflow_changes,
-		baseBranch: repo.base_branch,
-	});
-	if (gates.length)
-		return gates.map((g) => ({ kind: "gate", summary: g.message, lesson: gateLesson(g.gate) }));
 	if (!repo.validate.length) return [];
 	const failure = await runCommands(repo.validate, { cwd: work.dir, ...run });
 	if (Date.now() >= run.deadlineAt)

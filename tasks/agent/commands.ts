@@ -25,10 +25,10 @@ export async function runCommands(
 		deadlineAt: number;
 		onOutput?: (chunk: string) => void;
 		/**
-		 * Setup may start services the validate commands use: their process groups are added here
-		 * for the caller to stop when the step ends.
+		 * Setup may start services the validate commands use: they stay until the attempt stops
+		 * the agent's processes.
 		 */
-		background?: number[];
+		keepBackground?: boolean;
 		user?: AgentUser;
 		/** Aborting kills the running command. */
 		signal?: AbortSignal;
@@ -41,11 +41,10 @@ export async function runCommands(
 			env: { ...opts.env, CI: "true" },
 			timeoutMs,
 			onOutput: opts.onOutput,
-			keepBackground: opts.background !== undefined,
+			keepBackground: opts.keepBackground,
 			user: opts.user,
 			signal: opts.signal,
 		});
-		if (r.pid !== undefined) opts.background?.push(r.pid);
 		if (r.code !== 0 || r.timedOut)
 			return {
 				command,
@@ -55,14 +54,6 @@ export async function runCommands(
 			};
 	}
 	return undefined;
-}
-
-/** Stops what setup left running. */
-export function stopBackground(groups: readonly number[]): void {
-	for (const pgid of groups)
-		try {
-			process.kill(-pgid, "SIGTERM");
-		} catch {}
 }
 
 export function describeFailure(kind: "setup" | "validate", f: CommandFailure): string {

@@ -16,23 +16,25 @@ import {
 	type Step,
 } from "../../shared/domain/run";
 import { stepDeadline } from "../../shared/domain/supervision";
-import { isTransientFailure } from "../../shared/domain/transient";
+import { isTransientFailure, isTransientStatus } from "../../shared/domain/transient";
+import type { LaunchRepo } from "../../shared/launcher/launcher";
 import type { Logger } from "../../shared/log";
 import type { Queue } from "../../shared/queue/sqs";
 import type { DynamoStore } from "../../shared/store/dynamo";
 import { githubClient, statusOf } from "../../shared/trackers/github";
 import type { ChainContext } from "./chain";
-import { check, problemsText } from "./check";
-import { describeFailure, runCommands, stopBackground } from "./commands";
+import { type CheckProblem, gates, problemsText, validate } from "./check";
+import { describeFailure, runCommands } from "./commands";
 import { StepFailure } from "./failure";
 import { Git, gitEnv } from "./git";
 import type { Heartbeat } from "./heartbeat";
-import { type AgentUser, stopAgentProcesses } from "./identity";
+import { type AgentScope, stopAgentProcesses } from "./identity";
 import { type ImplementContext, implement } from "./implement";
 import { readManifest } from "./manifest";
 import { commandEnv } from "./providers/provider";
 import { openPullRequest } from "./publish";
 import { linkRelated, siblingPrs } from "./related";
+import { launchedRepo } from "./repos";
 import type { Timeline } from "./timeline";
 import { type Work, Workspace } from "./workspace";
 
@@ -69,8 +71,10 @@ export interface Attempt {
 	timeline: Timeline;
 	/** The attempt's first lesson: the one later runs of the repository learn. */
 	lesson?: Lesson;
-	/** The agent's own user (LISA_AGENT_*), when the task has one. */
-	user?: AgentUser;
+	/** The agent's processes: its own user's (LISA_AGENT_*), or those carrying the attempt's mark. */
+	scope: AgentScope;
+	/** The repositories the launch handed the task (LISA_REPOS). */
+	repos: LaunchRepo[];
 }
 
 interface Resolved {
@@ -116,14 +120,18 @@ export function chainContext(
 		deadlineAt,
 		heartbeat: a.heartbeat,
 		timeline: a.timeline,
-		user: a.user,
+		user: a.scope.user,
 	};
 }
 
 /** Git for the attempt; with `url`, commands that talk to that remote get the token. */
 export function gitFor(a: Attempt, url?: string): Git {
 	const { env, githubToken } = a.deps;
-	return new Git(gitEnv(env), githubToken && url ? { token: githubToken, url } : undefined, a.user);
+	return new Git(
+		gitEnv(env),
+		githubToken && url ? { token: githubToken, url } : undefined,
+		a.scope.user,
+	);
 }
 
 export function checkoutFailure(repo: string, err: unknown): StepFailure {
@@ -134,15 +142,16 @@ export function checkoutFailure(repo: string, err: unknown): StepFailure {
 	);
 }
 
-function resolve(run: Run, stepIndex: number): Resolved {
-	const { config, issue, step } = runInputs(run, stepIndex);
-	const repo = config.repos.find((r) => r.name === step.repo);
-	if (!repo)
+function resolve(a: Attempt): Resolved {
+	const { config, issue, step } = runInputs(a.run, a.req.stepIndex);
+	const configured = config.repos.find((r) => r.name === step.repo);
+	if (!configured)
 		throw new StepFailure(`repo "${step.repo}" is not in the run's config`, false, "config");
-	const { slug } = repo;
+	// Where the token goes comes from the launch; the snapshot says what to run there.
+	const { url, slug } = launchedRepo(a.repos, configured.name);
 	if (!slug)
 		throw new StepFailure(
-			`repo "${repo.name}" has no slug: set slug: owner/name in the config`,
+			`repo "${configured.name}" has no slug: set slug: owner/name in the config`,
 			false,
 			"config",
 		);
@@ -150,10 +159,14 @@ function resolve(run: Run, stepIndex: number): Resolved {
 		config,
 		issue,
 		step,
-		repo: { ...repo, slug },
-		branch: branchName(config.branch_prefix, issue.key ?? run.issueKey ?? run.issueId, issue.title),
+		repo: { ...configured, url, slug },
+		branch: branchName(
+			config.branch_prefix,
+			issue.key ?? a.run.issueKey ?? a.run.issueId,
+			issue.title,
+		),
 		deadlineAt: deadlineOf(config, step),
-		previous: previousSteps(run, stepIndex),
+		previous: previousSteps(a.run, a.req.stepIndex),
 	};
 }
 
@@ -161,44 +174,43 @@ function resolve(run: Run, stepIndex: number): Resolved {
 export async function execute(
 	a: Attempt,
 ): Promise<{ branch: string; prUrl: string; provider: string }> {
-	const s = resolve(a.run, a.req.stepIndex);
+	const s = resolve(a);
 	const git = gitFor(a, s.repo.url);
 	const ws = new Workspace(git, a.req.workspace, s.repo.url, s.repo.base_branch, s.branch);
 	await ws.prepare().catch((err) => {
 		throw checkoutFailure(s.repo.name, err);
 	});
 	a.heartbeat.check();
-	const background: number[] = [];
-	try {
-		const { work, provider } = await implementAndCheck(a, s, ws, background);
-		await stopAgent(a);
-		const prUrl = await publish(a, s, ws, work);
-		return { branch: s.branch, prUrl, provider };
-	} finally {
-		stopBackground(background);
-	}
+	const { sha, work, provider } = await implementAndCheck(a, s, ws);
+	const prUrl = await publish(a, s, ws, work, sha);
+	return { branch: s.branch, prUrl, provider };
 }
 
-/** Agent runs through the fallback chain until the work passes the checks, or retries run out. */
+/**
+ * Agent runs through the fallback chain until the work passes the checks, or retries run out.
+ * Each round: the agent; its HEAD copied into the publish repository and the gates judged there;
+ * validate; then every process the agent could influence stopped and HEAD read once more — it
+ * must still be the commit the gates judged, which is the commit published.
+ */
 async function implementAndCheck(
 	a: Attempt,
 	s: Resolved,
 	ws: Workspace,
-	background: number[],
-): Promise<{ work: Work; provider: string }> {
+): Promise<{ sha: string; work: Work; provider: string }> {
 	const { deps, timeline } = a;
 	const { repo, deadlineAt } = s;
 	const limits = s.config.limits;
 	const commands = {
 		env: commandEnv(deps.env),
 		deadlineAt,
-		user: a.user,
+		user: a.scope.user,
 		signal: a.heartbeat.signal,
 	};
 	const guardrails = freshGuardrails(
 		await deps.store.guardrails(repo.name).catch(() => []),
 		Date.now(),
 	);
+	// Where setup ran; cleared when the agent's processes (setup's services among them) are stopped.
 	const setUp = new Set<string>();
 	let retry: RetryContext | undefined;
 	const ctx: ImplementContext = {
@@ -208,7 +220,11 @@ async function implementAndCheck(
 		async setup(dir) {
 			if (setUp.has(dir) || !repo.setup.length) return;
 			setUp.add(dir);
-			const failure = await runCommands(repo.setup, { cwd: dir, background, ...commands });
+			const failure = await runCommands(repo.setup, {
+				cwd: dir,
+				keepBackground: true,
+				...commands,
+			});
 			a.heartbeat.check();
 			if (failure)
 				throw new StepFailure(
@@ -233,6 +249,14 @@ async function implementAndCheck(
 			}),
 	};
 	const validation = (v: NonNullable<Step["validation"]>) => a.heartbeat.write({ validation: v });
+	const pinned = async (work: Work) =>
+		ws.pin(work).catch((err) => {
+			throw new StepFailure(
+				`could not take the agent's commits for publishing: ${(err as Error).message}`,
+				false,
+				"gate",
+			);
+		});
 
 	const maxRuns = 1 + limits.max_validation_retries;
 	let work: Work | undefined;
@@ -245,44 +269,62 @@ async function implementAndCheck(
 			validation: { agentRuns: n, status: "checking" },
 		});
 		await ctx.setup(work.dir);
-		const problems = await check(ws, work, repo, commands, timeline);
+		const judged = await pinned(work);
+		let problems = await gates(ws, work, judged, repo);
+		if (!problems.length) problems = await validate(work, repo, commands, timeline);
 		a.heartbeat.check();
 		if (!problems.length) {
-			await validation({ agentRuns: n, status: "passed" });
-			return { work, provider: done.spec };
+			await stopAgent(a);
+			setUp.clear();
+			const head = await ws.head(work);
+			if (head === judged) {
+				await validation({ agentRuns: n, status: "passed" });
+				return { sha: judged, work, provider: done.spec };
+			}
+			problems = await gates(ws, work, judged, repo, [judged, head]);
 		}
 		const failure = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
-		const text = problemsText(problems);
 		a.lesson ??= {
 			failure,
 			summary: problems.map((p) => p.lesson).join("; "),
 			provider: done.spec,
 		};
 		const final = n >= maxRuns;
-		const summary = problems.map((p) => p.summary).join("; ");
-		await validation({
-			agentRuns: n,
-			status: final ? "failed" : "checking",
-			lastFailure: headTail(redact(summary, deps.secrets), 1000),
-		});
-		const output = problems.flatMap((p) => (p.output ? [p.output] : [])).join("\n");
-		await timeline.add(
-			failure === "validation" ? "validation.failed" : "gate.refused",
-			`${summary}${final ? "" : `; running the agent again (${n + 1} of ${maxRuns})`}`,
-			output ? { output } : undefined,
-		);
-		if (final) throw new StepFailure(text, false, failure);
+		await reportProblems(a, problems, { n, maxRuns, final, failure });
+		if (final) throw new StepFailure(problemsText(problems), false, failure);
 		retry = { run: n + 1, final: n + 1 >= maxRuns, problems };
 	}
 }
 
+/** A round's problems on the step (validation state) and the timeline. */
+async function reportProblems(
+	a: Attempt,
+	problems: readonly CheckProblem[],
+	r: { n: number; maxRuns: number; final: boolean; failure: "validation" | "gate" },
+): Promise<void> {
+	const summary = problems.map((p) => p.summary).join("; ");
+	await a.heartbeat.write({
+		validation: {
+			agentRuns: r.n,
+			status: r.final ? "failed" : "checking",
+			lastFailure: headTail(redact(summary, a.deps.secrets), 1000),
+		},
+	});
+	const output = problems.flatMap((p) => (p.output ? [p.output] : [])).join("\n");
+	await a.timeline.add(
+		r.failure === "validation" ? "validation.failed" : "gate.refused",
+		`${summary}${r.final ? "" : `; running the agent again (${r.n + 1} of ${r.maxRuns})`}`,
+		output ? { output } : undefined,
+	);
+}
+
 /**
- * With an agent user: kills every process of that user (a `setsid` watcher survives the process
- * groups), so nothing the agent started is alive while the task pushes with the token.
+ * Kills every process the agent could influence — its CLI's leftovers, setup's services, what
+ * validate started — found by the agent's user or the attempt's mark, so nothing of the agent's
+ * is alive while the task reads the commit to publish and pushes it.
  */
 export async function stopAgent(a: Attempt): Promise<void> {
-	if (!a.user) return;
-	const pids = await stopAgentProcesses(a.user);
+	const pids = await stopAgentProcesses(a.scope);
 	if (pids.length)
 		await a.timeline.add(
 			"agent.processes_stopped",
@@ -292,22 +334,28 @@ export async function stopAgent(a: Attempt): Promise<void> {
 }
 
 /**
- * Pushes the work to the step's branch and opens (or updates) its pull request, once a heartbeat
- * written now confirms the step is still this attempt's. The manifest's title and body are the
- * agent's words: redacted like everything else that leaves the task.
+ * Pushes the pinned commit to the step's branch and opens (or updates) its pull request, once a
+ * heartbeat written now confirms the step is still this attempt's. The manifest's title and body
+ * are the agent's words: redacted like everything else that leaves the task.
  */
-async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Promise<string> {
+async function publish(
+	a: Attempt,
+	s: Resolved,
+	ws: Workspace,
+	work: Work,
+	sha: string,
+): Promise<string> {
 	const manifest = await readManifest(work.manifestDir);
 	const secrets = a.deps.secrets;
 	await a.heartbeat.confirm();
-	await ws.push(work).catch((err) => {
+	await ws.publish.push(sha, s.branch).catch((err) => {
 		throw new StepFailure(
 			`push failed: ${(err as Error).message}`,
 			isTransientFailure(String(err)),
 			"publish",
 		);
 	});
-	await a.timeline.add("publish.pushed", `pushed ${s.branch}`);
+	await a.timeline.add("publish.pushed", `pushed ${sha.slice(0, 12)} to ${s.branch}`, { sha });
 	const { runId, stepIndex } = a.req;
 	const octokit = githubClient(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
 	const related = s.step.order ? await siblingPrs(a.deps.store, runId, stepIndex) : [];
@@ -328,10 +376,9 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 		});
 	} catch (err) {
 		const status = statusOf(err);
-		const transient = status === undefined || status === 429 || status >= 500;
 		throw new StepFailure(
 			`opening the pull request failed: ${(err as Error).message}`,
-			transient,
+			status === undefined || isTransientStatus(status),
 			"publish",
 		);
 	}
@@ -344,6 +391,5 @@ async function publish(a: Attempt, s: Resolved, ws: Workspace, work: Work): Prom
 		const others = await siblingPrs(a.deps.store, runId, stepIndex);
 		await linkRelated(octokit, [...others, { repo: s.repo.name, url: pr.url }], a.timeline);
 	}
-	if (!work.native) await ws.cleanup();
 	return pr.url;
 }

@@ -1,14 +1,26 @@
+import { PassThrough } from "node:stream";
 import type { AgentUser } from "./identity";
 import { type ProcessResult, runProcess } from "./process";
 
-// Git through argv arrays. A token reaches git only in commands that talk to the remote, through a
-// credential helper reading the git process's own environment: never the remote URL, the agent's
-// environment or the logs. Those commands ignore every config the agent could have written (global
-// and system config, hooks) and the helper answers only for the configured host and protocol.
-// With an agent user, those commands (and the few Lisa runs before handing the workspace over) run
-// as the task's user; every other git command runs as the agent, in the agent's workspace.
+// Git through argv arrays. Every git command Lisa runs ignores what anyone but Lisa configured:
+// no system or global config (an agent of the same user can write ~/.gitconfig), no hooks, no
+// fsmonitor, no replace refs; the environment is a short allow-list (no proxies, askpass or
+// GIT_* overrides). A token reaches git only in commands that talk to the remote, through Lisa's
+// credential helper reading the git process's own environment — never a URL, the agent's
+// environment or the logs — and the helper answers only for the remote's host and protocol.
+// With an agent user, the commands that carry the token or write Lisa's own repositories run as
+// the task's user; every other git command runs as the agent, in the agent's workspace.
 
 const CREDENTIAL_HELPER = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= read -r l && test -n "$l"; do case "$l" in host=*) h=\${l#host=} ;; protocol=*) p=\${l#protocol=} ;; esac; done; test "$h" = "$LISA_GIT_HOST" && test "$p" = "$LISA_GIT_PROTOCOL" || exit 0; echo username=x-access-token; echo "password=$LISA_GIT_TOKEN"; }; f`;
+
+/** What every git command gets, whoever runs it. */
+const ISOLATED_ENV: NodeJS.ProcessEnv = {
+	GIT_CONFIG_NOSYSTEM: "1",
+	GIT_CONFIG_GLOBAL: "/dev/null",
+	GIT_NO_REPLACE_OBJECTS: "1",
+	GIT_TERMINAL_PROMPT: "0",
+};
+const ISOLATED_ARGS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
 
 class GitError extends Error {
 	constructor(
@@ -28,24 +40,27 @@ export interface GitAuth {
 	url: string;
 }
 
-/** Settings for a command that may use the token, layered over everything else git reads. */
+/** The token's settings for a command that talks to `auth.url` (nothing for other protocols). */
 export function authenticated(auth: GitAuth | undefined): {
 	args: string[];
 	env: NodeJS.ProcessEnv;
 } {
-	const env: NodeJS.ProcessEnv = { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
-	const args = ["-c", "core.hooksPath=/dev/null"];
+	// Helpers configured anywhere else are dropped first (an empty value resets the list).
+	const args = ["-c", "credential.helper=", "-c", "credential.useHttpPath=false"];
 	let remote: URL | undefined;
 	try {
 		remote = auth ? new URL(auth.url) : undefined;
 	} catch {}
-	if (auth && remote && (remote.protocol === "https:" || remote.protocol === "http:")) {
-		args.push("-c", "credential.helper=", "-c", `credential.helper=${CREDENTIAL_HELPER}`);
-		env.LISA_GIT_TOKEN = auth.token;
-		env.LISA_GIT_HOST = remote.host;
-		env.LISA_GIT_PROTOCOL = remote.protocol.slice(0, -1);
-	}
-	return { args, env };
+	if (!auth || !remote || (remote.protocol !== "https:" && remote.protocol !== "http:"))
+		return { args, env: {} };
+	return {
+		args: [...args, "-c", `credential.helper=${CREDENTIAL_HELPER}`],
+		env: {
+			LISA_GIT_TOKEN: auth.token,
+			LISA_GIT_HOST: remote.host,
+			LISA_GIT_PROTOCOL: remote.protocol.slice(0, -1),
+		},
+	};
 }
 
 const MAX_STDOUT = 16 * 1024 * 1024;
@@ -54,11 +69,13 @@ export interface GitRunOptions {
 	timeoutMs?: number;
 	/**
 	 * The command talks to the remote (or may fetch missing blobs of the partial clone): it runs as
-	 * the task's user with the token and ignores what the agent could have configured.
+	 * the task's user with the token.
 	 */
 	remote?: boolean;
 	/** Runs as the task's user without the token: in a repository the agent does not own. */
 	task?: boolean;
+	/** Fed to git's stdin. */
+	input?: string;
 }
 
 export class Git {
@@ -69,30 +86,65 @@ export class Git {
 	) {}
 
 	async run(cwd: string, args: string[], opts: GitRunOptions = {}): Promise<string> {
-		const secure = opts.remote ? authenticated(this.auth) : undefined;
-		const env: NodeJS.ProcessEnv = {
-			...this.baseEnv,
-			GIT_TERMINAL_PROMPT: "0",
-			GIT_AUTHOR_NAME: this.baseEnv.GIT_AUTHOR_NAME ?? "Lisa",
-			GIT_AUTHOR_EMAIL: this.baseEnv.GIT_AUTHOR_EMAIL ?? "lisa@users.noreply.github.com",
-			GIT_COMMITTER_NAME: this.baseEnv.GIT_COMMITTER_NAME ?? "Lisa",
-			GIT_COMMITTER_EMAIL: this.baseEnv.GIT_COMMITTER_EMAIL ?? "lisa@users.noreply.github.com",
-			...secure?.env,
-		};
-		const result = await runProcess("git", [...(secure?.args ?? []), ...args], {
-			cwd,
-			env,
-			timeoutMs: opts.timeoutMs ?? 10 * 60_000,
+		const result = await runProcess("git", this.argv(args, opts), {
+			...this.spawnOptions(cwd, opts),
+			stdin: opts.input,
 			maxOutput: MAX_STDOUT,
-			user: opts.remote || opts.task ? undefined : this.user,
 		});
 		// A cut answer (a huge list of changed files) must not pass for the whole: the gates read it.
 		if (result.code !== 0 || result.truncated) throw new GitError(args, result);
 		return result.stdout.trim();
 	}
+
+	/**
+	 * `from`'s output piped into `to` (a pack made by one user, indexed by another): both must
+	 * succeed. Returns `to`'s output.
+	 */
+	async pipe(
+		from: { cwd: string; args: string[]; opts?: GitRunOptions },
+		to: { cwd: string; args: string[]; opts?: GitRunOptions },
+	): Promise<string> {
+		const stream = new PassThrough();
+		const [a, b] = await Promise.all([
+			runProcess("git", this.argv(from.args, from.opts), {
+				...this.spawnOptions(from.cwd, from.opts),
+				stdin: from.opts?.input,
+				stdout: stream,
+			}),
+			runProcess("git", this.argv(to.args, to.opts), {
+				...this.spawnOptions(to.cwd, to.opts),
+				stdin: stream,
+				maxOutput: MAX_STDOUT,
+			}),
+		]);
+		if (a.code !== 0) throw new GitError(from.args, a);
+		if (b.code !== 0 || b.truncated) throw new GitError(to.args, b);
+		return b.stdout.trim();
+	}
+
+	private argv(args: string[], opts: GitRunOptions = {}): string[] {
+		return [...ISOLATED_ARGS, ...(opts.remote ? authenticated(this.auth).args : []), ...args];
+	}
+
+	private spawnOptions(cwd: string, opts: GitRunOptions = {}) {
+		return {
+			cwd,
+			env: {
+				...this.baseEnv,
+				GIT_AUTHOR_NAME: this.baseEnv.GIT_AUTHOR_NAME ?? "Lisa",
+				GIT_AUTHOR_EMAIL: this.baseEnv.GIT_AUTHOR_EMAIL ?? "lisa@users.noreply.github.com",
+				GIT_COMMITTER_NAME: this.baseEnv.GIT_COMMITTER_NAME ?? "Lisa",
+				GIT_COMMITTER_EMAIL: this.baseEnv.GIT_COMMITTER_EMAIL ?? "lisa@users.noreply.github.com",
+				...ISOLATED_ENV,
+				...(opts.remote ? authenticated(this.auth).env : {}),
+			},
+			timeoutMs: opts.timeoutMs ?? 10 * 60_000,
+			user: opts.remote || opts.task ? undefined : this.user,
+		};
+	}
 }
 
-/** git gets PATH/HOME and its own settings; the credential helper adds the token itself. */
+/** git gets PATH/HOME, a locale and the identity and ssh settings given to Lisa; nothing else. */
 export function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	const keep = [
 		"PATH",

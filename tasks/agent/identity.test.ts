@@ -24,28 +24,39 @@ describe("the agent's user", () => {
 		...over,
 	});
 
+	const fresh = "/work/attempt/home";
+
 	it("is none without LISA_AGENT_*, so the agent runs as the task's user", () => {
-		expect(agentUser({}, 1000)).toBeUndefined();
+		expect(agentUser({}, fresh, 1000)).toBeUndefined();
 	});
 
 	it("is read when the task is root", () => {
-		expect(agentUser(env(), 0)).toEqual({ uid: 10001, gid: 10002, home: dir });
+		expect(agentUser(env(), fresh, 0)).toEqual({ uid: 10001, gid: 10002, home: dir });
+	});
+
+	it("gets a fresh home of the attempt's without LISA_AGENT_HOME", () => {
+		expect(agentUser(env({ LISA_AGENT_HOME: undefined }), fresh, 0)).toEqual({
+			uid: 10001,
+			gid: 10002,
+			home: fresh,
+		});
 	});
 
 	it("needs the task to be root, and says so", () => {
-		expect(() => agentUser(env(), 1000)).toThrow(
+		expect(() => agentUser(env(), fresh, 1000)).toThrow(
 			"LISA_AGENT_UID is set, so the task must run as root to start the agent as uid 10001; it runs as uid 1000",
 		);
 	});
 
 	it.each([
-		[{ LISA_AGENT_GID: undefined }, /set all three or none/],
+		[{ LISA_AGENT_GID: undefined }, /go together: set both/],
+		[{ LISA_AGENT_UID: undefined, LISA_AGENT_GID: undefined }, /go together: set both/],
 		[{ LISA_AGENT_UID: "0" }, /LISA_AGENT_UID must be a non-root numeric id, not "0"/],
 		[{ LISA_AGENT_GID: "agent" }, /LISA_AGENT_GID must be a non-root numeric id/],
 		[{ LISA_AGENT_HOME: "/nonexistent/lisa-agent-home" }, /is not an existing directory/],
 		[{ LISA_AGENT_HOME: "relative/home" }, /is not an existing directory/],
 	])("refuses %o", (over, error) => {
-		expect(() => agentUser(env(over), 0)).toThrow(error);
+		expect(() => agentUser(env(over), fresh, 0)).toThrow(error);
 	});
 
 	it("set wrongly, fails the step with the reason instead of running the agent as the task", async () => {

@@ -1,18 +1,31 @@
 import { statSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { chown, mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { StepFailure } from "./failure";
 import { runProcess } from "./process";
 
-// The agent's own user (DESIGN §9, README › The container). A process can read the environment and
-// memory of every process of its own uid (/proc/<pid>/environ), so everything an agent can influence
-// — the agent CLI, the built-in agent's commands, setup and validate, git in the workspace — runs
-// as this user, while the task and the git commands that carry the token stay root.
+// The agent's own user (README › Security). A process can read the environment and memory of
+// every process of its own uid (/proc/<pid>/environ), so everything an agent can influence — the
+// agent CLI, the built-in agent's commands, setup and validate, git in the workspace — runs as
+// this user, while the task and the git commands that carry the token stay root.
 
 export interface AgentUser {
 	uid: number;
 	gid: number;
 	home: string;
+}
+
+/** The variable that marks every process Lisa starts for an attempt's agent (see `AgentScope`). */
+export const AGENT_MARK = "LISA_AGENT_MARK";
+
+/**
+ * Which processes are an attempt's: those of its agent user — exact, since a uid serves one step
+ * at a time — or, without one, those whose environment carries the attempt's mark (best effort:
+ * a process of the same user can drop the mark; README › Security says what that mode risks).
+ */
+export interface AgentScope {
+	user?: AgentUser;
+	mark: string;
 }
 
 const id = (name: string, v: string): number => {
@@ -23,36 +36,49 @@ const id = (name: string, v: string): number => {
 };
 
 /**
- * `LISA_AGENT_UID`, `LISA_AGENT_GID`, `LISA_AGENT_HOME` (all or none). Without them the agent runs
- * as the task's user, as `npm start` does. With them the task must be root: only root can start
- * processes as another user.
+ * `LISA_AGENT_UID` and `LISA_AGENT_GID` (both or none), and `LISA_AGENT_HOME`. Without them the
+ * agent runs as the task's user. Without a home the agent gets `freshHome`, made empty for this
+ * attempt, so nothing an earlier agent of the same uid left in its home reaches this one. With an
+ * agent user the task must be root: only root can start processes as another user.
  */
 export function agentUser(
 	env: NodeJS.ProcessEnv,
+	freshHome: string,
 	taskUid = process.getuid?.(),
 ): AgentUser | undefined {
 	const { LISA_AGENT_UID: uid, LISA_AGENT_GID: gid, LISA_AGENT_HOME: home } = env;
 	if (!uid && !gid && !home) return undefined;
-	if (!uid || !gid || !home)
+	if (!uid || !gid)
 		throw new StepFailure(
-			"LISA_AGENT_UID, LISA_AGENT_GID and LISA_AGENT_HOME go together: set all three or none",
+			"LISA_AGENT_UID and LISA_AGENT_GID go together: set both (and optionally LISA_AGENT_HOME) or none",
 			false,
 			"config",
 		);
-	const user = { uid: id("LISA_AGENT_UID", uid), gid: id("LISA_AGENT_GID", gid), home };
+	const user = {
+		uid: id("LISA_AGENT_UID", uid),
+		gid: id("LISA_AGENT_GID", gid),
+		home: home ?? freshHome,
+	};
 	if (taskUid !== 0)
 		throw new StepFailure(
 			`LISA_AGENT_UID is set, so the task must run as root to start the agent as uid ${user.uid}; it runs as uid ${taskUid ?? "unknown"}`,
 			false,
 			"config",
 		);
-	if (!path.isAbsolute(home) || !statSync(home, { throwIfNoEntry: false })?.isDirectory())
+	if (home && (!path.isAbsolute(home) || !statSync(home, { throwIfNoEntry: false })?.isDirectory()))
 		throw new StepFailure(
 			`LISA_AGENT_HOME "${home}" is not an existing directory`,
 			false,
 			"config",
 		);
 	return user;
+}
+
+/** Makes the agent's fresh home (when it has no home of its own) and gives it to the agent. */
+export async function prepareHome(user: AgentUser, freshHome: string): Promise<void> {
+	if (user.home !== freshHome) return;
+	await mkdir(freshHome, { mode: 0o700 });
+	await chown(freshHome, user.uid, user.gid);
 }
 
 /**
@@ -75,33 +101,44 @@ export async function handOver(paths: readonly string[], user: AgentUser): Promi
 		);
 }
 
-/** Live processes (not zombies) any of whose uids is `uid`, except this one. */
-async function processesOf(uid: number): Promise<number[]> {
-	const pids: number[] = [];
-	for (const name of await readdir("/proc")) {
-		const pid = Number(name);
-		if (!Number.isInteger(pid) || pid === process.pid) continue;
-		const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+/** Whether a live process (not a zombie) belongs to the scope. */
+async function inScope(pid: number, scope: AgentScope): Promise<boolean> {
+	const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+	if (!status || /^State:\s+Z/m.test(status)) return false;
+	if (scope.user) {
 		const uids =
 			status
 				.match(/^Uid:\s+(.*)$/m)?.[1]
 				?.split(/\s+/)
 				.map(Number) ?? [];
-		if (uids.includes(uid) && !/^State:\s+Z/m.test(status)) pids.push(pid);
+		return uids.includes(scope.user.uid);
+	}
+	const environ = await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "");
+	return `\0${environ}`.includes(`\0${AGENT_MARK}=${scope.mark}\0`);
+}
+
+/** The scope's live processes, except this one. */
+export async function processesOf(scope: AgentScope): Promise<number[]> {
+	const pids: number[] = [];
+	for (const name of await readdir("/proc")) {
+		const pid = Number(name);
+		if (!Number.isInteger(pid) || pid === process.pid) continue;
+		if (await inScope(pid, scope)) pids.push(pid);
 	}
 	return pids;
 }
 
 /**
- * Kills every process of the agent's user (found by uid in /proc, never by name): what an agent
- * left running — a `setsid` watcher survives its process group — must not be alive while the task
+ * Kills every process of the attempt's agent (found in /proc, never by name): what an agent left
+ * running — a `setsid` watcher survives its process group — must not be alive while the task
  * pushes. Repeats until a scan finds none, so a process forking meanwhile goes too. The pids killed.
  */
-export async function stopAgentProcesses(user: AgentUser): Promise<number[]> {
-	if (user.uid === process.getuid?.()) throw new Error("refusing to kill the task's own user");
+export async function stopAgentProcesses(scope: AgentScope): Promise<number[]> {
+	if (scope.user && scope.user.uid === process.getuid?.())
+		throw new Error("refusing to kill the task's own user");
 	const killed = new Set<number>();
 	for (let round = 0; round < 50; round++) {
-		const pids = await processesOf(user.uid);
+		const pids = await processesOf(scope);
 		if (!pids.length) return [...killed];
 		for (const pid of pids)
 			try {
@@ -110,5 +147,7 @@ export async function stopAgentProcesses(user: AgentUser): Promise<number[]> {
 			} catch {}
 		await new Promise((r) => setTimeout(r, 20));
 	}
-	throw new Error(`processes of uid ${user.uid} kept appearing after 50 rounds of killing them`);
+	throw new Error(
+		`the agent's processes kept appearing after 50 rounds of killing them (${scope.user ? `uid ${scope.user.uid}` : `mark ${scope.mark}`})`,
+	);
 }

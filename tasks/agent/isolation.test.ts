@@ -110,12 +110,18 @@ describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 		expect(versions.every((v) => v.uid === AGENT && v.gid === AGENT)).toBe(true);
 		expect(await readFile(path.join(home, "setup.uid"), "utf8")).toBe(`${AGENT}\n`);
 		expect(await readFile(path.join(home, "validate.uid"), "utf8")).toBe(`${AGENT}\n`);
-		const ws = w.workspace(runId);
-		expect((await stat(path.join(ws, "repo"))).uid).toBe(AGENT);
-		expect((await stat(ws)).uid).toBe(0);
-		expect((await lstat(path.join(ws, "repo", "root-only-link"))).uid).toBe(AGENT);
+		// The clone was the agent's, the workspace and the publish repository the task's; a link in
+		// the repository was handed over itself, not what it points to.
+		expect(call?.owners).toMatchObject({
+			"..": 0,
+			"../repo": AGENT,
+			"../publish.git": 0,
+			"../repo/root-only-link": AGENT,
+		});
 		expect(await stat(rootOnly)).toMatchObject({ uid: 0, mode: expect.any(Number) });
 		expect((await stat(rootOnly)).mode & 0o777).toBe(0o600);
+		// The attempt's workspace went when it ended.
+		expect(await readdir(w.workspace(runId))).toEqual([]);
 
 		// The scan: it read what it may (its own environment, with its CLI's key) and nothing else.
 		const [scan] = await w.agents.scans();
@@ -201,9 +207,9 @@ describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 		expect((await w.run(runId)).steps[0]?.report).toMatchObject({ outcome: "succeeded" });
 		const [call] = (await w.agents.calls()).filter((c) => c.target === "plan");
 		expect(call?.uid).toBe(AGENT);
-		const plan = path.join(w.workspace(runId), "plan");
-		expect((await stat(path.join(plan, "repos", "api"))).uid).toBe(AGENT);
-		expect(existsSync(path.join(plan, "repos", "api", "README.md"))).toBe(true);
-		expect(await readdir(path.join(plan, "repos"))).toEqual(["api"]);
+		expect(call?.owners).toMatchObject({ ".": AGENT, "repos/api": AGENT });
+		expect(Object.keys(call?.owners ?? {}).filter((n) => n.startsWith("repos/"))).toEqual([
+			"repos/api",
+		]);
 	});
 });

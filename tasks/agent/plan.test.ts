@@ -51,19 +51,17 @@ describe("planning step", () => {
 		expect(calls[0]?.prompt).toContain("- `web` — checked out at `repos/web`");
 		expect(calls[0]?.prompt).toContain(`write the plan file \`${dir}/.lisa-plan.json\``);
 
-		// The checkouts are the base, detached; what the agent wrote in them was discarded.
+		// The checkouts were each repo's base; nothing was pushed and no PR opened.
 		for (const name of ["api", "web"]) {
-			const checkout = path.join(dir, "repos", name);
-			expect(await git(checkout, "status", "--porcelain")).toBe("");
-			expect(existsSync(path.join(checkout, "SCRIBBLE.md"))).toBe(false);
-			expect(await git(checkout, "rev-parse", "HEAD")).toBe(
-				await git(w.repos[name]?.path as string, "rev-parse", "main"),
-			);
-			expect(await git(checkout, "branch", "--show-current")).toBe("");
-			// Nothing was pushed and no PR opened.
+			expect(calls[0]?.checkouts?.[name]).toEqual({
+				head: await git(w.repos[name]?.path as string, "rev-parse", "main"),
+				status: "",
+			});
 			expect(await branches(w.repos[name]?.path as string)).toEqual(["main"]);
 			expect(w.github.pulls(`acme/${name}`)).toEqual([]);
 		}
+		// The attempt's workspace went when it ended.
+		expect(existsSync(dir)).toBe(false);
 		const events = await w.events(runId);
 		expect(events.map((e) => e.type)).toEqual(
 			expect.arrayContaining(["plan.checked_out", "agent.started", "plan.discarded", "plan.valid"]),
@@ -83,6 +81,7 @@ describe("planning step", () => {
 				description: [
 					'lisa-fake: plan-first={"steps":[{"repo":"mobile","scope":"x","order":1}]}',
 					plan([{ repo: "web", scope: "Only the UI", order: 1 }]),
+					"lisa-fake@plan: plan-scribble",
 				].join("\n"),
 			},
 			"",
@@ -100,6 +99,11 @@ describe("planning step", () => {
 		expect(calls[1]?.prompt).toContain(
 			'- steps.0.repo: "mobile" is not a configured repo (api, web)',
 		);
+		// What the first try wrote into the checkouts was discarded before the second.
+		expect(calls[1]?.checkouts?.web).toEqual({
+			head: await git(w.repos.web?.path as string, "rev-parse", "main"),
+			status: "",
+		});
 		const verdicts = (await w.events(runId)).filter(
 			(e) => e.type.startsWith("plan.v") || e.type === "plan.invalid",
 		);

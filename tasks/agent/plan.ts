@@ -17,6 +17,7 @@ import { StepFailure } from "./failure";
 import { readAgentFile } from "./files";
 import type { Git } from "./git";
 import { handOver } from "./identity";
+import { launchedRepo } from "./repos";
 
 /** An invalid plan is shown to the agent once; the second invalid plan fails the step. */
 const PLAN_TRIES = 2;
@@ -124,12 +125,14 @@ class PlanningWorkspace {
 		await mkdir(this.scratch, { recursive: true });
 		await this.git().run(this.dir, ["init", "--quiet"], { task: true });
 		for (const repo of this.repos) {
-			const git = this.git(repo.url);
+			// Where the token goes comes from the launch; the snapshot names the base to check out.
+			const { url } = launchedRepo(this.a.repos, repo.name);
+			const git = this.git(url);
 			const dir = this.checkout(repo.name);
 			try {
 				await git.run(
 					this.dir,
-					["clone", "--filter=blob:none", "--no-checkout", "--quiet", "--", repo.url, dir],
+					["clone", "--filter=blob:none", "--no-checkout", "--quiet", "--", url, dir],
 					{ remote: true },
 				);
 				await git.run(dir, ["checkout", "--quiet", "--detach", `origin/${repo.base_branch}`], {
@@ -140,7 +143,7 @@ class PlanningWorkspace {
 				throw checkoutFailure(repo.name, err);
 			}
 		}
-		if (this.a.user) await handOver([this.dir, this.scratch], this.a.user);
+		if (this.a.scope.user) await handOver([this.dir, this.scratch], this.a.scope.user);
 	}
 
 	async clearPlan(): Promise<void> {

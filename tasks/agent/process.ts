@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import { tail } from "../../shared/domain/redact";
 import type { AgentUser } from "./identity";
 
@@ -31,6 +32,10 @@ export interface ProcessOptions {
 	keepBackground?: boolean;
 	/** Run as the agent's user (its uid, gid and HOME) instead of the task's. */
 	user?: AgentUser;
+	/** Fed to the program's stdin (closed by default). */
+	stdin?: string | Readable;
+	/** Where stdout goes instead of being collected (another program's input). */
+	stdout?: Writable;
 }
 
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
@@ -38,7 +43,7 @@ const DEFAULT_MAX_OUTPUT = 64 * 1024;
 const DRAIN_MS = 2_000;
 
 /**
- * Runs a program from an argv array (never a shell string), stdin closed. It gets its own process
+ * Runs a program from an argv array (never a shell string), stdin closed unless given. It gets its own process
  * group so a timeout or abort kills everything it started.
  */
 export function runProcess(
@@ -56,7 +61,7 @@ export function runProcess(
 		const child = spawn(command, args, {
 			cwd: opts.cwd,
 			env: opts.user ? { ...opts.env, HOME: opts.user.home } : opts.env,
-			stdio: ["ignore", "pipe", "pipe"],
+			stdio: ["pipe", "pipe", "pipe"],
 			detached: true,
 			...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
 		});
@@ -83,12 +88,18 @@ export function runProcess(
 			output = tail(output + s, max);
 			opts.onOutput?.(s);
 		};
-		child.stdout.on("data", (buf: Buffer) => {
-			const s = buf.toString("utf8");
-			stdoutLength += s.length;
-			stdout = tail(stdout + s, max);
-			collect(buf);
-		});
+		// Without input stdin is closed at once; the program may exit without reading all of it.
+		child.stdin.on("error", () => {});
+		if (opts.stdin === undefined || typeof opts.stdin === "string") child.stdin.end(opts.stdin);
+		else opts.stdin.pipe(child.stdin);
+		if (opts.stdout) child.stdout.pipe(opts.stdout);
+		else
+			child.stdout.on("data", (buf: Buffer) => {
+				const s = buf.toString("utf8");
+				stdoutLength += s.length;
+				stdout = tail(stdout + s, max);
+				collect(buf);
+			});
 		child.stderr.on("data", collect);
 		const finish = (r: Omit<ProcessResult, "output" | "stdout" | "timedOut" | "truncated">) => {
 			if (settled) return;

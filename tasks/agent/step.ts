@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import path from "node:path";
 import { guardrailSummary } from "../../shared/domain/guardrails";
 import { redact } from "../../shared/domain/redact";
 import type { Run, StepReport } from "../../shared/domain/run";
@@ -5,9 +7,11 @@ import { isTransientFailure } from "../../shared/domain/transient";
 import { type Attempt, execute, type Lesson, type StepRequest, type TaskDeps } from "./execute";
 import { type FailureKind, StepFailure } from "./failure";
 import { Heartbeat } from "./heartbeat";
-import { agentUser, stopAgentProcesses } from "./identity";
+import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "./identity";
 import { executePlan } from "./plan";
+import { launchedRepos } from "./repos";
 import { Timeline } from "./timeline";
+import { clearWorkspace } from "./workspace";
 
 export type { StepRequest, TaskDeps } from "./execute";
 export { StepFailure } from "./failure";
@@ -40,16 +44,25 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		return undefined;
 	}
 	heartbeat.start();
+	// Every process started for the agent carries the mark: without an agent user, the mark is
+	// how the attempt finds what its agent left running.
+	const mark = randomUUID();
+	const home = path.join(req.workspace, "home");
 	const attempt: Attempt = {
-		deps: { ...deps, secrets },
+		deps: { ...deps, secrets, env: { ...deps.env, [AGENT_MARK]: mark } },
 		run,
 		req,
 		heartbeat,
 		timeline,
+		scope: { mark },
+		repos: [],
 	};
 	let outcome: Outcome;
 	try {
-		attempt.user = agentUser(deps.env);
+		const user = agentUser(deps.env, home);
+		attempt.scope = { user, mark };
+		if (user) await prepareHome(user, home);
+		attempt.repos = launchedRepos(deps.env);
 		const done = step.kind === "plan" ? await executePlan(attempt) : await execute(attempt);
 		outcome = { outcome: "succeeded", ...done };
 		heartbeat.state = "completed";
@@ -68,11 +81,13 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		};
 	} finally {
 		heartbeat.stop();
-		// Nothing the agent started outlives the attempt.
-		if (attempt.user)
-			await stopAgentProcesses(attempt.user).catch((err) =>
-				deps.log.warn({ err }, "could not stop the agent's processes"),
-			);
+		// Nothing the agent started outlives the attempt, nor does its workspace.
+		await stopAgentProcesses(attempt.scope).catch((err: unknown) =>
+			deps.log.warn({ err }, "could not stop the agent's processes"),
+		);
+		await clearWorkspace(req.workspace).catch((err: unknown) =>
+			deps.log.warn({ err }, "could not remove the attempt's workspace"),
+		);
 	}
 	if (heartbeat.signal.aborted) {
 		await timeline.add(

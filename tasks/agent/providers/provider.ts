@@ -1,5 +1,5 @@
 import type { ProviderName } from "../../../shared/config/schema";
-import type { AgentUser } from "../identity";
+import { AGENT_MARK, type AgentUser } from "../identity";
 
 export interface AgentRunOptions {
 	cwd: string;
@@ -50,6 +50,8 @@ const BASE_ENV = [
 	"TMPDIR",
 	"TZ",
 	"SHELL",
+	// Not a secret: how the attempt finds its agent's processes without an agent user.
+	AGENT_MARK,
 ];
 
 /** Per provider: the variables its CLI needs. Nothing else of the task's environment reaches it. */

@@ -12,6 +12,8 @@
 //     logs each secret-looking variable it found: what an agent could steal from the task)
 //   leave-running (leaves a watcher in a session of its own, `setsid`, out of reach of the process
 //     group kill, that keeps scanning /proc like scan-secrets and logs what it finds)
+//   run=<file> (a hostile agent: runs `bash <file>` in its directory once its change is committed,
+//     before the manifest; the script is the attack) · kill-self (dies of SIGKILL, as out of memory)
 // A planning prompt ("…write the plan file `<path>`…") is answered with a plan instead of code:
 //   plan=<json> (written as is; default: every listed repo, one order each, in the listed order)
 //   plan-first=<json> (the first try's plan; a retry after Lisa rejected it writes plan=)
@@ -19,11 +21,13 @@
 // A prompt that points to a file ("…instructions are in the file `<path>`…") is read from it, and
 // claude's `--worktree <name>` creates .claude/worktrees/<name> on branch worktree-<name> as Claude
 // Code does. Every call is appended as JSON to $FAKE_AGENT_LOG (set by the wrapper, not the task),
-// with the uid and gid it ran as.
+// with the uid and gid it ran as and who owns its directory, its parent and what is in them; a
+// planning call also logs each checkout's HEAD and status as it found them.
 import { execFileSync, spawn } from "node:child_process";
 import {
 	appendFileSync,
 	existsSync,
+	lstatSync,
 	mkdirSync,
 	readdirSync,
 	readFileSync,
@@ -173,6 +177,30 @@ for (const m of prompt.matchAll(
 		directives.set(m[3], (m[4] ?? "").trim());
 
 const startCwd = process.cwd();
+/** A planning call's checkouts as it found them: HEAD and status of each. */
+function checkouts() {
+	const out = {};
+	for (const [, repo, dir] of prompt.matchAll(/^- `([^`]+)` — checked out at `([^`]+)`/gm))
+		out[repo] = {
+			head: execFileSync("git", ["-C", dir, "rev-parse", "HEAD"], { encoding: "utf8" }).trim(),
+			status: execFileSync("git", ["-C", dir, "status", "--porcelain"], { encoding: "utf8" }),
+		};
+	return out;
+}
+/** Who owns its directory, its parent, the clone and their entries (links, not their targets). */
+function owners() {
+	const out = {};
+	const names = [".", ".."];
+	for (const dir of [".", "..", "../repo", "repos"])
+		try {
+			for (const n of readdirSync(dir)) names.push(dir === "." ? n : `${dir}/${n}`);
+		} catch {}
+	for (const n of names)
+		try {
+			out[n] = lstatSync(n).uid;
+		} catch {}
+	return out;
+}
 log({
 	cli,
 	target: target ?? null,
@@ -187,6 +215,8 @@ log({
 	claudecode: process.env.CLAUDECODE ?? null,
 	uid: process.getuid(),
 	gid: process.getgid(),
+	owners: owners(),
+	...(planFile ? { checkouts: checkouts() } : {}),
 	at: new Date().toISOString(),
 });
 
@@ -225,6 +255,7 @@ for (let i = 0; i < seconds; i++) {
 	console.log(`working… ${i + 1}/${seconds}`);
 	await sleep(1000);
 }
+if (directives.has("kill-self")) process.kill(process.pid, "SIGKILL");
 if (directives.has("stdout")) console.log(directives.get("stdout"));
 if (directives.has("print-env"))
 	console.log(`${directives.get("print-env")}=${process.env[directives.get("print-env")] ?? ""}`);
@@ -282,6 +313,7 @@ else if (!directives.has("no-commit")) {
 		writeFileSync("status.txt", retry ? "ok\n" : "broken\n");
 	commit(retry ? `fix: ${title.toLowerCase()} (retry)` : `feat: ${title.toLowerCase()}`);
 }
+if (directives.has("run")) execFileSync("bash", [directives.get("run")], { stdio: "inherit" });
 
 const manifestAt = prompt.match(/write the manifest file `([^`]+)`/)?.[1] ?? ".lisa-manifest.json";
 const manifest = path.isAbsolute(manifestAt) ? manifestAt : path.join(process.cwd(), manifestAt);

@@ -21,6 +21,10 @@ export interface FakeAgentCall {
 	claudecode: string | null;
 	uid: number;
 	gid: number;
+	/** Who owned its directory, `..`, `../repo`, their entries and `repos/*` (lstat: links themselves). */
+	owners: Record<string, number>;
+	/** A planning call's checkouts as it found them: HEAD and `git status --porcelain`. */
+	checkouts?: Record<string, { head: string; status: string }>;
 }
 
 /** A secret-looking variable a fake agent read in some process's environment. */
@@ -52,6 +56,7 @@ export interface FakeAgents {
 	scans(): Promise<SecretScan[]>;
 	/** Who ran each `--version` probe. */
 	versions(): Promise<{ cli: string; uid: number; gid: number }[]>;
+
 	/** Watchers left running (`leave-running`), and the secrets each found while it ran. */
 	watchers(): Promise<{ pid: number; uid: number; found: FoundSecret[] }[]>;
 }
@@ -92,6 +97,7 @@ export async function installFakeAgents(
 				ReturnType<FakeAgents["hangs"]>
 			>,
 		scans: async () => (await entries()).flatMap((e) => (e.scan ? [e.scan as SecretScan] : [])),
+
 		versions: async () =>
 			(await entries()).flatMap((e) =>
 				e.version ? [{ cli: e.cli as string, ...(e.version as { uid: number; gid: number }) }] : [],

@@ -1,0 +1,129 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { Git } from "./git";
+
+// Lisa's own repository for publishing a step's work (README › Security): a bare repository the
+// task makes before any agent runs, never handed to the agent, holding the base commit and its
+// trees (shallow at the base). The work's commits are copied in from the agent's repository —
+// packed there as the agent, indexed here as the task, every object hashed as it arrives — so
+// the gates read exactly the objects the push sends, and nothing the agent configured (replace
+// refs, grafts, hooks, config) applies. The push sends a fixed SHA, never a ref the agent can
+// move, and the remote branch is checked against it afterwards.
+
+/** One path a commit adds, deletes or changes (content, mode, symlink or submodule). */
+export interface ChangedPath {
+	path: string;
+	/** git's raw status letter: A, D, M, T… */
+	status: string;
+	oldMode: string;
+	newMode: string;
+}
+
+/** The facts the gates judge, about the commits between the base and the SHA to publish. */
+export interface PublishFacts {
+	/** Whether the SHA descends from the base. */
+	onBase: boolean;
+	commitsAhead: number;
+	/** Paths the pushed history touches: every commit's own changes, merges against each parent. */
+	touched: ChangedPath[];
+	/** Whether the SHA's tree differs from the base's. */
+	changesTree: boolean;
+}
+
+/**
+ * Parses `git … --raw -z` output: `:<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0`
+ * (renames are never detected, so one path per entry). Paths come as they are: no quoting.
+ */
+export function parseRaw(out: string): ChangedPath[] {
+	const tokens = out.split("\0");
+	const paths: ChangedPath[] = [];
+	for (let i = 0; i < tokens.length; i++) {
+		const header = tokens[i]?.replace(/^\n+/, "") ?? "";
+		if (!header.startsWith(":")) continue;
+		const [oldMode = "", newMode = "", , , status = ""] = header.slice(1).split(" ");
+		const p = tokens[++i];
+		if (p !== undefined) paths.push({ path: p, status, oldMode, newMode });
+	}
+	return paths;
+}
+
+export class PublishRepo {
+	constructor(
+		private readonly git: Git,
+		readonly dir: string,
+		private readonly url: string,
+		private readonly baseSha: string,
+	) {}
+
+	/** Made from the task's fresh clone, before the agent gets it: the base commit and its trees. */
+	async create(clone: string): Promise<void> {
+		await mkdir(this.dir, { recursive: true });
+		await this.git.run(this.dir, ["init", "--bare", "--quiet"], { task: true });
+		const objects = await this.git.run(
+			clone,
+			["rev-list", "--objects", "--no-walk", "--filter=blob:none", this.baseSha],
+			{ task: true },
+		);
+		await this.git.pipe(
+			{
+				cwd: clone,
+				args: ["pack-objects", "--stdout", "-q"],
+				opts: { task: true, input: objects },
+			},
+			{ cwd: this.dir, args: ["index-pack", "--stdin"], opts: { task: true } },
+		);
+		// The base's history is not needed: the walk between the base and the work stops there.
+		await writeFile(path.join(this.dir, "shallow"), `${this.baseSha}\n`);
+	}
+
+	/** Copies the commits from the base to `sha` out of the agent's repository (`workDir`). */
+	async import(workDir: string, sha: string): Promise<void> {
+		await this.git.pipe(
+			{
+				cwd: workDir,
+				args: ["pack-objects", "--revs", "--stdout", "-q"],
+				opts: { input: `${sha}\n^${this.baseSha}\n` },
+			},
+			{ cwd: this.dir, args: ["index-pack", "--stdin"], opts: { task: true } },
+		);
+		// Every object the push would send is here, or the work cannot be judged.
+		await this.git.run(this.dir, ["rev-list", "--objects", "--quiet", sha, "--not", this.baseSha], {
+			task: true,
+		});
+	}
+
+	async facts(sha: string): Promise<PublishFacts> {
+		const run = (args: string[]) => this.git.run(this.dir, args, { task: true });
+		const onBase = await run(["merge-base", "--is-ancestor", this.baseSha, sha]).then(
+			() => true,
+			() => false,
+		);
+		if (!onBase) return { onBase, commitsAhead: 0, touched: [], changesTree: false };
+		const raw = ["--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", "--no-textconv"];
+		const [count, log, net] = await Promise.all([
+			run(["rev-list", "--count", `${this.baseSha}..${sha}`]),
+			run(["log", ...raw, "-m", "--format=", `${this.baseSha}..${sha}`]),
+			run(["diff-tree", "-r", ...raw, this.baseSha, sha]),
+		]);
+		return {
+			onBase,
+			commitsAhead: Number(count),
+			touched: [...parseRaw(log), ...parseRaw(net)],
+			changesTree: parseRaw(net).length > 0,
+		};
+	}
+
+	/** Pushes `sha` to the branch (Lisa owns it: a retried attempt replaces an earlier push). */
+	async push(sha: string, branch: string): Promise<void> {
+		const ref = `refs/heads/${branch}`;
+		await this.git.run(this.dir, ["push", "--force", "--quiet", "--", this.url, `${sha}:${ref}`], {
+			remote: true,
+		});
+		const remote = await this.git.run(this.dir, ["ls-remote", "--", this.url, ref], {
+			remote: true,
+		});
+		const at = remote.split("\t")[0];
+		if (at !== sha)
+			throw new Error(`after the push the remote ${ref} is at ${at || "nothing"}, not ${sha}`);
+	}
+}

@@ -278,6 +278,29 @@ describe("StreamRedactor", () => {
 		expect(pieces).toEqual(["", `env ${base64Left(b, "KEY=", secret, "\n")}\n`, "next"]);
 	});
 
+	it("holds back the lines of a wrapped encoding the next piece may go on", () => {
+		const prefix = "the deploy key of the staging cluster is ";
+		const encoded = base64(`${prefix}${secret}\n`);
+		const [first, second] = wrap(encoded, 76).split("\n") as [string, string];
+		// The secret's part starts on the first line and ends on the second: alone, neither is caught.
+		expect(redact(first, [secret])).toBe(first);
+		expect(redact(second, [secret])).toBe(second);
+		expect(show([`begin\n${first}\n`, `${second}\nend\n`])).toEqual([
+			"begin\n",
+			`${base64Left(encoded, prefix, secret, "\n")}\nend\n`,
+			"",
+		]);
+		// Short words and prose are not held back; a long encoded line is, until a line that ends it,
+		// and only as far as the limit.
+		const r = new StreamRedactor([secret]);
+		expect(r.push("ok\nall good\n")).toBe("ok\nall good\n");
+		expect(r.push(`${"a".repeat(40)}\n`)).toBe("");
+		expect(r.push("done\n")).toBe(`${"a".repeat(40)}\ndone\n`);
+		const limited = new StreamRedactor([secret], 50);
+		expect(limited.push(`${"a".repeat(30)}\n${"b".repeat(30)}\n`)).toBe(`${"a".repeat(30)}\n`);
+		expect(limited.end()).toBe(`${"b".repeat(30)}\n`);
+	});
+
 	it("does not hold a line forever: past the limit it cuts after a space", () => {
 		const r = new StreamRedactor([], 20);
 		expect(r.push("aaaaaaaaaa bbbbbbbbbbbbbbbbbbbb cc")).toBe("aaaaaaaaaa bbbbbbbbbbbbbbbbbbbb ");

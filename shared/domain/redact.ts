@@ -227,11 +227,16 @@ export function tail(text: string, max: number): string {
 	return /\s/.test(text[text.length - max - 1] ?? "") ? cut : `…${cut.replace(/^\S+/, "")}`;
 }
 
+/** A line of a wrapped encoding: base64 (76 or 64 columns), hex (`xxd -p`, 60); full ones are long. */
+const ENCODED_LINE = /^[A-Za-z0-9+/=_-]*\r?$/;
+const MIN_ENCODED_LINE = 16;
+
 /**
  * Redaction of a stream that is shown in pieces (an agent's output, every 30 s): a secret split
  * between two pieces would pass in halves, so the last, unfinished line is held back until it ends
  * (up to `maxHeld` characters, then cut after its last whitespace), and a private key that began in
- * an earlier piece stays redacted up to its END line.
+ * an earlier piece stays redacted up to its END line. The full lines of a wrapped encoding before it
+ * (ENCODED_LINE) are held back with it: a secret's form may go on in the next piece.
  */
 export class StreamRedactor {
 	private held = "";
@@ -245,13 +250,27 @@ export class StreamRedactor {
 	/** What of the stream so far can be shown, redacted. */
 	push(chunk: string): string {
 		const text = this.held + chunk;
-		let cut = text.lastIndexOf("\n") + 1;
+		let cut = this.heldFrom(text);
 		if (text.length - cut > this.maxHeld) {
 			const space = Math.max(text.lastIndexOf(" "), text.lastIndexOf("\t"));
 			cut = space >= cut && text.length - space - 1 <= this.maxHeld ? space + 1 : text.length;
 		}
 		this.held = text.slice(cut);
 		return this.redact(text.slice(0, cut));
+	}
+
+	/** Where the part to hold back starts: the last line, and the encoded lines it may continue. */
+	private heldFrom(text: string): number {
+		let cut = text.lastIndexOf("\n") + 1;
+		if (!ENCODED_LINE.test(text.slice(cut))) return cut;
+		while (cut > 0) {
+			const start = text.lastIndexOf("\n", cut - 2) + 1;
+			const line = text.slice(start, cut - 1);
+			if (line.length < MIN_ENCODED_LINE || !ENCODED_LINE.test(line)) break;
+			if (text.length - start > this.maxHeld) break;
+			cut = start;
+		}
+		return cut;
 	}
 
 	/** The rest, when the stream has ended. */

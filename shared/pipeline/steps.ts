@@ -6,8 +6,8 @@ import {
 	type StepOutcome,
 } from "../domain/progress";
 import type { Run } from "../domain/run";
-import { launchRepos } from "../launcher/launcher";
 import { isTerminalRun } from "../domain/states";
+import { launchRepos } from "../launcher/launcher";
 import type { CancelRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";

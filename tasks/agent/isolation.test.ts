@@ -1,8 +1,6 @@
-import { existsSync } from "node:fs";
 import {
 	chmod,
 	chown,
-	lstat,
 	mkdir,
 	mkdtemp,
 	readdir,

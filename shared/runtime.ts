@@ -22,8 +22,9 @@ import { TrelloTracker } from "./trackers/trello";
 
 export function awsClients(settings: Settings) {
 	const local = settings.dynamoEndpoint || settings.sqsEndpoint;
-	// The embedded stack accepts any credentials; AWS uses the default provider chain.
-	const credentials = local ? { accessKeyId: "local", secretAccessKey: "local" } : undefined;
+	// The embedded stack accepts only its own access key; AWS uses the default provider chain.
+	const key = settings.localAccessKey ?? "local";
+	const credentials = local ? { accessKeyId: key, secretAccessKey: key } : undefined;
 	const dynamo = new DynamoDBClient({
 		region: settings.region,
 		endpoint: settings.dynamoEndpoint,

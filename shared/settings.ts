@@ -29,6 +29,8 @@ export interface Settings {
 	eventsQueueUrl: string;
 	dynamoEndpoint?: string;
 	sqsEndpoint?: string;
+	/** The embedded services' access key (local stack only): they refuse requests without it. */
+	localAccessKey?: string;
 	launcher: "local" | "ecs";
 	/** Where step tasks run in AWS; undefined when the LISA_ECS_* variables are not set. */
 	ecs?: EcsTarget;
@@ -134,6 +136,7 @@ export function readSettings(input: NodeJS.ProcessEnv = process.env): Settings {
 		eventsQueueUrl: opt(env.LISA_EVENTS_QUEUE_URL) ?? "",
 		dynamoEndpoint: opt(env.LISA_DYNAMODB_ENDPOINT),
 		sqsEndpoint: opt(env.LISA_SQS_ENDPOINT),
+		localAccessKey: opt(env.LISA_LOCAL_AWS_KEY),
 		launcher: env.LISA_LAUNCHER === "ecs" ? "ecs" : "local",
 		ecs: ecsTarget(env),
 		linear: {

@@ -13,7 +13,8 @@ import { type SweepReport, sweep } from "../../shared/pipeline/sweeper";
 import { awsClients, createDeps } from "../../shared/runtime";
 import { readSettings, type Settings } from "../../shared/settings";
 import { QUEUES } from "../config";
-import { LocalLauncher } from "./launcher";
+import { AgentUidPool, agentUidRange, type UidRange } from "./agent-users";
+import { LocalLauncher, prepareDataDir } from "./launcher";
 import { Poller } from "./poller";
 import { ensureQueue, ensureTable, startEmbeddedAws } from "./services";
 
@@ -35,6 +36,8 @@ export interface LocalStack {
 	/** The read-only token of /api/* (dashboards). */
 	readToken: string;
 	settings: Settings;
+	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
+	agentUids?: UidRange;
 	deps: PipelineDeps & ApiDeps;
 	sweep(): Promise<SweepReport>;
 	stop(): Promise<void>;
@@ -61,8 +64,13 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 	const env = opts.env ?? process.env;
 	const log = opts.log ?? createLogger("lisa", env);
 	const base = readSettings(env);
+	const uidRange = agentUidRange(env.LISA_AGENT_UIDS);
 	mkdirSync(base.dataDir, { recursive: true });
 	const aws = await startEmbeddedAws(path.join(base.dataDir, "dynamodb"));
+	await prepareDataDir(base.dataDir, uidRange).catch(async (err) => {
+		await aws.stop();
+		throw err;
+	});
 
 	let app: Hono | undefined;
 	const server = serve({
@@ -83,6 +91,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 		publicUrl: base.publicUrl ?? url,
 		dynamoEndpoint: aws.dynamoEndpoint,
 		sqsEndpoint: aws.sqsEndpoint,
+		localAccessKey: aws.accessKey,
 	};
 	const clients = awsClients(partial);
 	await ensureTable(clients.dynamo, partial.tableName);
@@ -104,6 +113,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 		settings,
 		{ ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
 		log,
+		{ uids: uidRange && new AgentUidPool(uidRange) },
 	);
 	const deps = createDeps(settings, { launcher, log });
 	app = createApp(deps);
@@ -145,6 +155,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 		apiToken: settings.apiToken as string,
 		readToken: settings.readToken as string,
 		settings,
+		agentUids: uidRange,
 		deps,
 		sweep: () => runSweep(),
 		async stop() {

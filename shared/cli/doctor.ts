@@ -103,12 +103,24 @@ export function readiness(settings: Settings, config: ConfigState): Readiness {
 	return { ok, missing };
 }
 
+/**
+ * Who the agents run as, in one line: their own uids (isolated), or the stack's user, with what
+ * that exposes and how to isolate them.
+ */
+export function agentsLine(uids: { first: number; last: number } | undefined): string {
+	if (uids)
+		return `  agents:        run as uids ${uids.first}-${uids.last}, one per running step: they cannot read Lisa's secrets nor reach its local services (LISA_AGENT_UIDS)`;
+	const who = process.getuid?.() === 0 ? "root" : `your own user (uid ${process.getuid?.()})`;
+	return `  ! agents:      run as ${who}: an agent can read Lisa's secrets (GITHUB_TOKEN, tracker keys, the API token, in this process's and the tasks' environments and the data dir) and use its local services. To isolate them, start Lisa as root (each step's agent then gets a uid of its own) or deploy to AWS (README › Security)`;
+}
+
 export function banner(input: {
 	url: string;
 	publicUrl: string;
 	apiToken: string;
 	readToken: string;
 	dataDir: string;
+	agentUids?: { first: number; last: number };
 	readiness: Readiness;
 }): string {
 	const lines = [
@@ -125,6 +137,7 @@ export function banner(input: {
 		"  polling mode:  npm run lisa -- run (no public URL needed)",
 		"  command line:  npm run lisa -- status | runs | doctor (README › Command line)",
 		`  data dir:      ${input.dataDir}`,
+		agentsLine(input.agentUids),
 		"",
 		...input.readiness.ok.map((l) => `  ✓ ${l}`),
 		...input.readiness.missing.map((l) => `  ✗ ${l}`),

@@ -23,6 +23,7 @@ const start = defineCommand({
 				apiToken: stack.apiToken,
 				readToken: stack.readToken,
 				dataDir: settings.dataDir,
+				agentUids: stack.agentUids,
 				readiness: readiness(settings, stack.deps.config()),
 			}),
 		);

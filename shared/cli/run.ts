@@ -8,6 +8,7 @@ import { nextIssue, type PollDeps, recoverOrphans, requestRun } from "../pipelin
 import { trackerFactory } from "../runtime";
 import { readSettings } from "../settings";
 import type { SourceIssue } from "../trackers/tracker";
+import { agentsLine } from "./doctor";
 
 // `lisa run`: the original CLI's polling loop, for teams without a public URL. It starts the local
 // stack in this process and feeds it through the same intake queue a webhook uses, one issue at a
@@ -225,6 +226,7 @@ export async function runCommand(
 	print(
 		`Lisa is polling ${config.source} for label '${sc.label}' in "${sc.pick_from}"; runs at ${stack.url} (Authorization: Bearer ${stack.apiToken})`,
 	);
+	print(agentsLine(stack.agentUids).trim());
 
 	const controller = new AbortController();
 	const onSignal = () => {

@@ -59,6 +59,7 @@ const limitsSchema = z.object({
 	max_validation_retries: z.number().int().min(0).default(2),
 	stale_output_seconds: z.number().int().positive().default(240),
 	parallel_steps: z.number().int().positive().default(1),
+	retry_backoff_seconds: z.number().min(0).default(10),
 });
 
 const commentsSchema = z.object({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exhaustedError, failureVerdict, parseModelSpec } from "./fallback";
+import { type AgentRunFacts, exhaustedError, failureVerdict, parseModelSpec } from "./fallback";
 import { isTransientFailure, isTransientStatus, TRANSIENT_PATTERNS } from "./transient";
 
 describe("transient failures, pattern by pattern (seed 000's list)", () => {
@@ -85,6 +85,25 @@ describe("fallback chain decisions", () => {
 			reason: "claude produced no output for 240 s and was killed as stuck",
 		});
 		expect(fail("x", { exitCode: null }).reason).toBe("claude was killed: x");
+		expect(fail("x", { exitCode: null, signal: "SIGTERM" })).toEqual({
+			transient: false,
+			reason: "claude was killed by SIGTERM: x",
+		});
+	});
+
+	it("takes an agent killed outright (out of memory) as transient: another try may succeed", () => {
+		const fail = (extra: object) =>
+			failureVerdict(
+				"claude",
+				{ ok: false, stuck: false, output: "working", ...extra } as never,
+				240,
+			);
+		expect(fail({ exitCode: null, signal: "SIGKILL" })).toEqual({
+			transient: true,
+			reason: "claude was killed by SIGKILL (out of memory?): working",
+		});
+		// What a shell reports for a child it lost to SIGKILL.
+		expect(fail({ exitCode: 137 })).toMatchObject({ transient: true });
 	});
 
 	it("reports an exhausted chain with each model's reason", () => {

@@ -29,6 +29,8 @@ export interface AgentRunFacts {
 	stuck: boolean;
 	/** The provider's own verdict when it has one (the built-in agent knows HTTP statuses). */
 	transient?: boolean;
+	/** The signal that ended it, when one did. */
+	signal?: string | null;
 	output: string;
 }
 
@@ -37,9 +39,15 @@ export interface Verdict {
 	reason: string;
 }
 
-/** How an agent run ended: its exit code, or killed (no code). */
-export const exitText = (code: number | null): string =>
-	code === null ? "was killed" : `exited with code ${code}`;
+/** How an agent run ended: its exit code, or killed (no code) by a signal. */
+export const exitText = (code: number | null, signal?: string | null): string =>
+	code === null ? `was killed${signal ? ` by ${signal}` : ""}` : `exited with code ${code}`;
+
+/**
+ * Killed by SIGKILL from outside Lisa (a shell reports it as 137): on Linux most often the
+ * out-of-memory killer. Nothing in the work was wrong, so another try may succeed.
+ */
+const killedOutright = (r: AgentRunFacts) => r.signal === "SIGKILL" || r.exitCode === 137;
 
 export function failureVerdict(name: string, r: AgentRunFacts, staleSeconds: number): Verdict {
 	if (r.stuck)
@@ -48,9 +56,14 @@ export function failureVerdict(name: string, r: AgentRunFacts, staleSeconds: num
 			reason: `${name} produced no output for ${staleSeconds} s and was killed as stuck`,
 		};
 	const tail = lastLines(r.output, 15);
+	if (killedOutright(r))
+		return {
+			transient: true,
+			reason: `${name} was killed by SIGKILL (out of memory?)${tail ? `: ${tail}` : ""}`,
+		};
 	return {
 		transient: r.transient ?? isTransientFailure(r.output),
-		reason: `${name} ${exitText(r.exitCode)}${tail ? `: ${tail}` : ""}`,
+		reason: `${name} ${exitText(r.exitCode, r.signal)}${tail ? `: ${tail}` : ""}`,
 	};
 }
 

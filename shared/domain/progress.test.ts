@@ -6,13 +6,14 @@ import {
 	decideOnStepFinished,
 	failureSummary,
 	nextWave,
+	retryDelaySeconds,
 	type StepOutcome,
 	tasksToStop,
 } from "./progress";
 import { newRun, newStep, planStep, type Run, type Step, type StepReport, workSteps } from "./run";
 
 const now = "2026-11-21T12:00:00.000Z";
-const L = { maxAttempts: 3, parallelSteps: 1 };
+const L = { maxAttempts: 3, parallelSteps: 1, retryBackoffSeconds: 0 };
 function running(steps = 1, attempt = 1): Run {
 	const run = newRun({ runId: "R1", source: "linear", issueId: "i", trigger: "webhook", now });
 	return {
@@ -75,6 +76,35 @@ describe("decideOnStepFinished", () => {
 		);
 		expect(last.kind).toBe("finish");
 		expect(last.patch?.set).toMatchObject({ status: "failed", error: "429" });
+	});
+
+	it("waits out a backoff before a retry, doubling it per attempt up to SQS's 15 minutes", () => {
+		const limits = { ...L, maxAttempts: 9, retryBackoffSeconds: 10 };
+		const d = decideOnStepFinished(
+			running(),
+			msg({ outcome: "failed", transient: true, error: "could not launch" }),
+			now,
+			limits,
+		);
+		expect(d).toMatchObject({ kind: "retry", attempt: 2, delaySeconds: 10 });
+		expect(d.patch?.steps?.[0]).toMatchObject({
+			status: "pending",
+			attempt: 2,
+			launchedAt: undefined,
+			notBefore: new Date(Date.parse(now) + 10_000).toISOString(),
+		});
+		expect([2, 3, 4, 8, 9].map((a) => retryDelaySeconds(10, a))).toEqual([10, 20, 40, 640, 900]);
+		expect(retryDelaySeconds(0, 5)).toBe(0);
+	});
+
+	it("counts a retry waiting out its backoff as active, and leaves its launch to its own message", () => {
+		const steps = [
+			{ ...newStep(0, "api"), order: 1, status: "pending" as const, attempt: 2, notBefore: now },
+			{ ...newStep(1, "web"), order: 1 },
+			{ ...newStep(2, "docs"), order: 1 },
+		];
+		expect(nextWave(steps, 2)).toEqual([1]);
+		expect(nextWave(steps, 1)).toEqual([]);
 	});
 
 	it("fails the run on a permanent failure and cancels the remaining steps", () => {

@@ -51,7 +51,8 @@ export function effectiveOutcome(run: Run, msg: StepOutcome): StepOutcome {
 
 export type Decision =
 	| { kind: "ignore"; reason: string; patch?: undefined }
-	| { kind: "retry"; patch: RunPatch; stepIndex: number; attempt: number }
+	/** The next attempt: launched now, or after `delaySeconds` (the step waits pending). */
+	| { kind: "retry"; patch: RunPatch; stepIndex: number; attempt: number; delaySeconds: number }
 	/** The run goes on: launch these steps (none while siblings of the same order still run). */
 	| { kind: "advance"; patch: RunPatch; launch: number[]; plan?: Plan }
 	/** The run ended (finalize stops the tasks of siblings cancelled with it). */
@@ -69,6 +70,16 @@ export interface Limits {
 	maxAttempts: number;
 	/** How many steps of one order may run at once (`limits.parallel_steps`). */
 	parallelSteps: number;
+	/** The wait before the second attempt (`limits.retry_backoff_seconds`); doubled each time. */
+	retryBackoffSeconds: number;
+}
+
+/** The longest wait before a retry: SQS delays a message 15 minutes at most. */
+export const MAX_RETRY_DELAY_SECONDS = 900;
+
+/** How long attempt `attempt` (2, 3, …) waits: the backoff, doubled per attempt, capped. */
+export function retryDelaySeconds(backoff: number, attempt: number): number {
+	return Math.min(MAX_RETRY_DELAY_SECONDS, Math.ceil(backoff * 2 ** Math.max(0, attempt - 2)));
 }
 
 export function decideOnStepFinished(
@@ -89,21 +100,26 @@ export function decideOnStepFinished(
 	if (isTerminalStep(step.status)) return { kind: "ignore", reason: `step already ${step.status}` };
 
 	if (msg.outcome === "failed" && msg.transient && step.attempt < limits.maxAttempts) {
+		const attempt = step.attempt + 1;
+		const delaySeconds = retryDelaySeconds(limits.retryBackoffSeconds, attempt);
+		const at = new Date(Date.parse(now) + delaySeconds * 1000).toISOString();
 		return {
 			kind: "retry",
 			stepIndex: step.index,
-			attempt: step.attempt + 1,
+			attempt,
+			delaySeconds,
 			patch: {
 				steps: {
 					[step.index]: {
-						status: stepStatusAfter(step, "retry"),
-						attempt: step.attempt + 1,
+						status: stepStatusAfter(step, delaySeconds ? "defer" : "retry"),
+						attempt,
 						error: `attempt ${step.attempt}: ${msg.error ?? "transient failure"}`,
 						taskId: undefined,
 						agentState: undefined,
 						heartbeatAt: undefined,
 						report: undefined,
-						launchedAt: now,
+						launchedAt: delaySeconds ? undefined : now,
+						notBefore: delaySeconds ? at : undefined,
 					},
 				},
 			},
@@ -148,9 +164,12 @@ export function nextWave(steps: readonly Step[], parallel: number): number[] {
 	if (!open.length || open.some((s) => s.status === "failed" || s.status === "cancelled"))
 		return [];
 	const current = Math.min(...open.map(orderOf));
-	const active = open.filter((s) => s.status === "launching" || s.status === "running").length;
+	// A retry waiting out its backoff counts as active: its own message launches it.
+	const active = open.filter(
+		(s) => s.status === "launching" || s.status === "running" || s.notBefore,
+	).length;
 	return open
-		.filter((s) => orderOf(s) === current && s.status === "pending")
+		.filter((s) => orderOf(s) === current && s.status === "pending" && !s.notBefore)
 		.slice(0, Math.max(0, parallel - active))
 		.map((s) => s.index);
 }

@@ -59,6 +59,8 @@ export interface Step {
 	prUrl?: string;
 	error?: string;
 	launchedAt?: string;
+	/** A retry waiting out its backoff (pending): not launched before this time. */
+	notBefore?: string;
 	finishedAt?: string;
 	report?: StepReport;
 	validation?: StepValidation;

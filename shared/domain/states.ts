@@ -33,7 +33,16 @@ export type AgentState = (typeof AGENT_STATES)[number];
 export const RUN_EVENTS = ["plan", "start", "succeed", "fail", "cancel"] as const;
 export type RunEvent = (typeof RUN_EVENTS)[number];
 
-export const STEP_EVENTS = ["launch", "started", "retry", "succeed", "fail", "cancel"] as const;
+/** `retry` launches the next attempt now; `defer` waits for it pending (a retry's backoff). */
+export const STEP_EVENTS = [
+	"launch",
+	"started",
+	"retry",
+	"defer",
+	"succeed",
+	"fail",
+	"cancel",
+] as const;
 export type StepEvent = (typeof STEP_EVENTS)[number];
 
 const RUN_TRANSITIONS: Record<RunStatus, Partial<Record<RunEvent, RunStatus>>> = {
@@ -53,11 +62,18 @@ const STEP_TRANSITIONS: Record<StepStatus, Partial<Record<StepEvent, StepStatus>
 	launching: {
 		started: "running",
 		retry: "launching",
+		defer: "pending",
 		succeed: "succeeded",
 		fail: "failed",
 		cancel: "cancelled",
 	},
-	running: { retry: "launching", succeed: "succeeded", fail: "failed", cancel: "cancelled" },
+	running: {
+		retry: "launching",
+		defer: "pending",
+		succeed: "succeeded",
+		fail: "failed",
+		cancel: "cancelled",
+	},
 	succeeded: {},
 	failed: {},
 	cancelled: {},

@@ -58,6 +58,7 @@ export function taskEnvironment(req: LaunchRequest, settings: Settings): Record<
 	};
 	if (settings.dynamoEndpoint) env.LISA_DYNAMODB_ENDPOINT = settings.dynamoEndpoint;
 	if (settings.sqsEndpoint) env.LISA_SQS_ENDPOINT = settings.sqsEndpoint;
+	if (settings.localAccessKey) env.LISA_LOCAL_AWS_KEY = settings.localAccessKey;
 	if (settings.github.apiUrl) env.GITHUB_API_URL = settings.github.apiUrl;
 	return env;
 }
@@ -70,8 +71,6 @@ const TASK_ENV_ALLOW = [
 	/^(ANTHROPIC|CLAUDE_CODE|GEMINI|GOOGLE_GENAI|OPENAI|OPENROUTER|OPENCODE|CODEX)_/,
 	/^(GOOGLE_API_KEY|GOOGLE_CLOUD_PROJECT)$/,
 	/^LISA_LLM_/,
-	// Run the agent as its own user (the task must then run as root; see README › The container).
-	/^LISA_AGENT_(UID|GID|HOME)$/,
 	/^AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED$/,
 ];
 

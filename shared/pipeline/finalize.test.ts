@@ -9,7 +9,7 @@ import { sweep } from "./sweeper";
 let w: PipelineWorld;
 beforeAll(async () => {
 	// Two repos: runs plan first, and steps of one order run side by side.
-	w = await pipelineWorld({ repos: ["api", "docs"], configExtra: "limits: {parallel_steps: 2}" });
+	w = await pipelineWorld({ repos: ["api", "docs"], limits: "parallel_steps: 2" });
 });
 afterAll(() => w.stop());
 afterEach(() => expect(w.unused()).toEqual([]));

@@ -4,7 +4,7 @@ import type { PipelineDeps } from "./deps";
 import { handleRunRequested } from "./intake";
 import { handlePullRequestClosed } from "./merge";
 import { handleSessionPrompted } from "./session";
-import { handleCancel, handleStepFinished } from "./steps";
+import { handleCancel, handleStepFinished, handleStepLaunch } from "./steps";
 
 // The queue consumers, shaped like Lambda's SQS handlers: the Lambda entry points and the local
 // pollers invoke exactly these.
@@ -16,6 +16,8 @@ function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void
 	switch (msg.type) {
 		case "step.finished":
 			return handleStepFinished(deps, msg);
+		case "step.launch":
+			return handleStepLaunch(deps, msg);
 		case "run.cancel":
 			return handleCancel(deps, msg);
 		case "session.prompted":

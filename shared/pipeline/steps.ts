@@ -3,12 +3,13 @@ import {
 	cancelPatch,
 	decideOnStepFinished,
 	effectiveOutcome,
+	MAX_RETRY_DELAY_SECONDS,
 	type StepOutcome,
 } from "../domain/progress";
 import type { Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { launchRepos } from "../launcher/launcher";
-import type { CancelRequested } from "../queue/messages";
+import type { CancelRequested, StepLaunch } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
@@ -16,19 +17,53 @@ import { reportPlan, reportStep } from "./report";
 
 const DEFAULT_MAX_ATTEMPTS = 3;
 
-/** pending → launching. Returns the run when this caller won the claim, so only one launch happens. */
+/**
+ * pending → launching. Returns the run when this caller won the claim, so only one launch happens.
+ * A retry waiting out its backoff is not launched before its time (nor another attempt's).
+ */
 export async function claimLaunch(
 	deps: PipelineDeps,
 	runId: string,
 	index: number,
+	attempt?: number,
 ): Promise<Run | undefined> {
-	const now = deps.now().toISOString();
+	const now = deps.now();
 	const res = await mutate(deps, runId, (run) => {
 		const step = run.steps[index];
 		if (step?.status !== "pending" || isTerminalRun(run.status)) return {};
-		return { patch: { steps: { [index]: { status: "launching" as const, launchedAt: now } } } };
+		if (attempt !== undefined && step.attempt !== attempt) return {};
+		if (step.notBefore && Date.parse(step.notBefore) > now.getTime() + 1000) return {};
+		return {
+			patch: {
+				steps: {
+					[index]: {
+						status: "launching" as const,
+						launchedAt: now.toISOString(),
+						notBefore: undefined,
+					},
+				},
+			},
+		};
 	});
 	return res?.changed ? res.run : undefined;
+}
+
+/** `step.launch`: a retry's backoff is over; launch it unless something else already did. */
+export async function handleStepLaunch(deps: PipelineDeps, msg: StepLaunch): Promise<void> {
+	const claimed = await claimLaunch(deps, msg.runId, msg.stepIndex, msg.attempt);
+	if (claimed) await startTask(deps, claimed, msg.stepIndex);
+}
+
+/** Has the retry's launch message sent (delayed until its time, at most SQS's 15 minutes). */
+export async function scheduleLaunch(deps: PipelineDeps, run: Run, index: number): Promise<void> {
+	const step = run.steps[index];
+	if (step?.status !== "pending" || !step.notBefore) return;
+	const wait = Math.ceil((Date.parse(step.notBefore) - deps.now().getTime()) / 1000);
+	await deps.queue.send(
+		"events",
+		{ type: "step.launch", runId: run.runId, stepIndex: index, attempt: step.attempt },
+		{ delaySeconds: Math.min(MAX_RETRY_DELAY_SECONDS, Math.max(0, wait)) },
+	);
 }
 
 /** Launches the current attempt of a `launching` step and records its task id. */
@@ -113,6 +148,7 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 		const limits = {
 			maxAttempts: run.config?.limits.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
 			parallelSteps: run.config?.limits.parallel_steps ?? 1,
+			retryBackoffSeconds: run.config?.limits.retry_backoff_seconds ?? 0,
 		};
 		return { ...decideOnStepFinished(run, msg, now, limits), msg };
 	});
@@ -143,10 +179,11 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 				deps,
 				run.runId,
 				"step.retry",
-				`step ${step} attempt ${msg.attempt} failed (transient): ${msg.error ?? "unknown"}; starting attempt ${decision.attempt}`,
-				{ step: msg.stepIndex },
+				`step ${step} attempt ${msg.attempt} failed (transient): ${msg.error ?? "unknown"}; starting attempt ${decision.attempt}${decision.delaySeconds ? ` in ${decision.delaySeconds} s` : ""}`,
+				{ step: msg.stepIndex, data: { delaySeconds: decision.delaySeconds } },
 			);
-			await startTask(deps, run, decision.stepIndex);
+			if (decision.delaySeconds) await scheduleLaunch(deps, run, decision.stepIndex);
+			else await startTask(deps, run, decision.stepIndex);
 			return;
 		case "advance":
 			if (decision.plan)

@@ -5,7 +5,7 @@ import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states"
 import type { PipelineDeps } from "./deps";
 import { finalize, redrive } from "./finalize";
 import { mutate, note } from "./mutate";
-import { failAttempt, handleStepFinished } from "./steps";
+import { claimLaunch, failAttempt, handleStepFinished, scheduleLaunch, startTask } from "./steps";
 
 // The sweeper reconciles what at-least-once delivery and crashes can leave behind. It finds runs
 // through the status index, which is eventually consistent: every decision about a run is taken on
@@ -22,6 +22,8 @@ export const SWEEP = {
 	heartbeatTimeoutMs: 2 * 60_000,
 	/** A report the task stored but whose queue message never arrived is applied after this. */
 	reportGraceMs: 30_000,
+	/** A retry still waiting this long after its backoff lost its launch message. */
+	scheduleGraceMs: 60_000,
 	/** Finished runs whose tracker updates are incomplete are retried for this long. */
 	finalizeWindowMs: FINALIZE_WINDOW_MS,
 	finalizeGraceMs: 30_000,
@@ -120,7 +122,9 @@ async function guarded(
 async function sweepRun(deps: PipelineDeps, runId: string, pass: Pass): Promise<void> {
 	const run = await deps.store.getRun(runId);
 	if (!run || run.status === "queued" || isTerminalRun(run.status)) return;
-	if (run.steps[0]?.status === "pending") return resumeIntake(deps, run, pass);
+	const first = run.steps[0];
+	if (first?.status === "pending" && !first.notBefore) return resumeIntake(deps, run, pass);
+	for (const step of run.steps) if (step.notBefore) await checkScheduled(deps, run, step, pass);
 	// The first step checked uses the run just read; a check may change it, so later ones re-read.
 	let fresh: Run | undefined = run;
 	for (const step of run.steps)
@@ -128,6 +132,18 @@ async function sweepRun(deps: PipelineDeps, runId: string, pass: Pass): Promise<
 			await checkStep(deps, runId, step.index, pass, fresh);
 			fresh = undefined;
 		}
+}
+
+/**
+ * A retry waiting out its backoff: its launch message was lost with an in-memory queue (a
+ * restart), so it is sent again; or it is overdue, so the step is launched here.
+ */
+async function checkScheduled(deps: PipelineDeps, run: Run, step: Step, pass: Pass): Promise<void> {
+	if (step.status !== "pending" || !step.notBefore) return;
+	if (pass.restarted) return scheduleLaunch(deps, run, step.index);
+	if (pass.age(step.notBefore) <= SWEEP.scheduleGraceMs) return;
+	const claimed = await claimLaunch(deps, run.runId, step.index, step.attempt);
+	if (claimed) await startTask(deps, claimed, step.index);
 }
 
 /**

@@ -41,6 +41,15 @@ export const stepFinishedSchema = z.object({
 });
 export type StepFinished = z.infer<typeof stepFinishedSchema>;
 
+/** A retry's backoff is over: launch the attempt (sent delayed by the events handler). */
+export const stepLaunchSchema = z.object({
+	type: z.literal("step.launch"),
+	runId: z.string().min(1),
+	stepIndex: z.number().int().min(0),
+	attempt: z.number().int().min(2),
+});
+export type StepLaunch = z.infer<typeof stepLaunchSchema>;
+
 /** Sent by the API so that only the pipeline handlers write a run's status. */
 export const cancelRequestedSchema = z.object({
 	type: z.literal("run.cancel"),
@@ -75,6 +84,7 @@ export type PullRequestClosedMessage = z.infer<typeof pullRequestClosedSchema>;
 
 export const eventMessageSchema = z.discriminatedUnion("type", [
 	stepFinishedSchema,
+	stepLaunchSchema,
 	cancelRequestedSchema,
 	sessionPromptedSchema,
 	pullRequestClosedSchema,

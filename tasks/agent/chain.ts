@@ -117,7 +117,12 @@ export async function runChain(
 			{ provider: m.spec, transient: verdict.transient },
 		);
 		if (!verdict.transient)
-			throw new StepFailure(reason, false, "agent", `${m.spec} ${exitText(result.exitCode)}`);
+			throw new StepFailure(
+				reason,
+				false,
+				"agent",
+				`${m.spec} ${exitText(result.exitCode, result.signal)}`,
+			);
 		await hooks.reset();
 	}
 	throw new StepFailure(exhaustedError(attempts), true, "agent");

@@ -1,8 +1,9 @@
 import { statSync } from "node:fs";
-import { chown, mkdir, readdir, readFile } from "node:fs/promises";
+import { chmod, chown, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { StepFailure } from "./failure";
 import { runProcess } from "./process";
+import { killAll, processesOfUid, processesWithVariable } from "./processes";
 
 // The agent's own user (README › Security). A process can read the environment and memory of
 // every process of its own uid (/proc/<pid>/environ), so everything an agent can influence — the
@@ -83,7 +84,8 @@ export async function prepareHome(user: AgentUser, freshHome: string): Promise<v
 
 /**
  * Gives a workspace Lisa prepared to the agent's user: `chown -R` without following symbolic links
- * (a repository may contain links to anywhere).
+ * (a repository may contain links to anywhere), and each folder closed to other users (another
+ * step's agent has a uid of its own).
  */
 export async function handOver(paths: readonly string[], user: AgentUser): Promise<void> {
 	const r = await runProcess(
@@ -99,55 +101,18 @@ export async function handOver(paths: readonly string[], user: AgentUser): Promi
 		throw new Error(
 			`could not hand the workspace to uid ${user.uid}: ${r.error ?? r.output.trim()}`,
 		);
-}
-
-/** Whether a live process (not a zombie) belongs to the scope. */
-async function inScope(pid: number, scope: AgentScope): Promise<boolean> {
-	const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
-	if (!status || /^State:\s+Z/m.test(status)) return false;
-	if (scope.user) {
-		const uids =
-			status
-				.match(/^Uid:\s+(.*)$/m)?.[1]
-				?.split(/\s+/)
-				.map(Number) ?? [];
-		return uids.includes(scope.user.uid);
-	}
-	const environ = await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "");
-	return `\0${environ}`.includes(`\0${AGENT_MARK}=${scope.mark}\0`);
-}
-
-/** The scope's live processes, except this one. */
-export async function processesOf(scope: AgentScope): Promise<number[]> {
-	const pids: number[] = [];
-	for (const name of await readdir("/proc")) {
-		const pid = Number(name);
-		if (!Number.isInteger(pid) || pid === process.pid) continue;
-		if (await inScope(pid, scope)) pids.push(pid);
-	}
-	return pids;
+	for (const p of paths) await chmod(p, 0o700);
 }
 
 /**
- * Kills every process of the attempt's agent (found in /proc, never by name): what an agent left
- * running — a `setsid` watcher survives its process group — must not be alive while the task
- * pushes. Repeats until a scan finds none, so a process forking meanwhile goes too. The pids killed.
+ * Kills every process of the attempt's agent: what an agent left running — a `setsid` watcher
+ * survives its process group — must not be alive while the task pushes. The pids killed.
  */
-export async function stopAgentProcesses(scope: AgentScope): Promise<number[]> {
-	if (scope.user && scope.user.uid === process.getuid?.())
+export function stopAgentProcesses(scope: AgentScope): Promise<number[]> {
+	const { user, mark } = scope;
+	if (user && user.uid === process.getuid?.())
 		throw new Error("refusing to kill the task's own user");
-	const killed = new Set<number>();
-	for (let round = 0; round < 50; round++) {
-		const pids = await processesOf(scope);
-		if (!pids.length) return [...killed];
-		for (const pid of pids)
-			try {
-				process.kill(pid, "SIGKILL");
-				killed.add(pid);
-			} catch {}
-		await new Promise((r) => setTimeout(r, 20));
-	}
-	throw new Error(
-		`the agent's processes kept appearing after 50 rounds of killing them (${scope.user ? `uid ${scope.user.uid}` : `mark ${scope.mark}`})`,
-	);
+	return user
+		? killAll(() => processesOfUid(user.uid), `processes of uid ${user.uid}`)
+		: killAll(() => processesWithVariable(AGENT_MARK, mark), "the agent's processes");
 }

@@ -12,6 +12,7 @@ export async function embeddedAws(
 		...base,
 		dynamoEndpoint: aws.dynamoEndpoint,
 		sqsEndpoint: aws.sqsEndpoint,
+		localAccessKey: aws.accessKey,
 	};
 	const clients = awsClients(partial);
 	await ensureTable(clients.dynamo, partial.tableName);

@@ -51,7 +51,13 @@ interface TaskState {
 	stoppedReason?: string;
 }
 
-export async function pipelineWorld(opts: { configExtra?: string; repos?: string[] } = {}) {
+/**
+ * `limits`: the config's limits as YAML flow entries; retries wait no backoff unless they say
+ * `retry_backoff_seconds` (tests of the backoff do).
+ */
+export async function pipelineWorld(
+	opts: { configExtra?: string; repos?: string[]; limits?: string } = {},
+) {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-pipeline-"));
 	const aws = await embeddedAws({ visibilityTimeoutSeconds: 30, maxReceiveCount: 3 });
 	const linear = await startLinearDouble();
@@ -67,7 +73,8 @@ export async function pipelineWorld(opts: { configExtra?: string; repos?: string
 		`source: linear
 source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
 repos:
-${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`).join("")}${opts.configExtra ?? ""}`,
+${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`).join("")}limits: {retry_backoff_seconds: 0${opts.limits ? `, ${opts.limits}` : ""}}
+${opts.configExtra ?? ""}`,
 	);
 	const settings = readSettings({
 		...Object.fromEntries(
@@ -77,6 +84,7 @@ ${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`
 				LISA_EVENTS_QUEUE_URL: aws.settings.eventsQueueUrl,
 				LISA_DYNAMODB_ENDPOINT: aws.settings.dynamoEndpoint,
 				LISA_SQS_ENDPOINT: aws.settings.sqsEndpoint,
+				LISA_LOCAL_AWS_KEY: aws.settings.localAccessKey,
 				AWS_REGION: "eu-west-1",
 				LISA_CONFIG: configFile,
 				LISA_PUBLIC_URL: "https://lisa.example.com",

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack";
@@ -104,6 +104,9 @@ export interface ApiRun {
 /** Everything a pipeline test needs: doubles for Linear/GitHub/agents, a bare repo, the local stack. */
 export async function createWorld(opts: WorldOptions = {}): Promise<World> {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-e2e-"));
+	// As root the stack runs agents as uids of their own: they must reach their workspaces and the
+	// fake CLIs in here (mkdtemp makes it 0700).
+	await chmod(dir, 0o711);
 	const repo = await bareRepo(dir, "api");
 	const repos: Record<string, BareRepo> = { api: repo };
 	for (const name of opts.moreRepos ?? []) repos[name] = await bareRepo(dir, name);

@@ -65,6 +65,7 @@ class CliProvider implements Provider {
 				ok: r.code === 0 && !r.timedOut,
 				output: `${notFound}${r.error && !notFound ? `${r.error}\n` : ""}${r.output}`,
 				exitCode: r.code,
+				signal: r.signal,
 				timedOut: r.timedOut,
 			};
 		} finally {

@@ -22,6 +22,8 @@ export interface AgentResult {
 	ok: boolean;
 	output: string;
 	exitCode: number | null;
+	/** The signal that ended it, when one did. */
+	signal?: NodeJS.Signals | null;
 	timedOut: boolean;
 	/** The provider's own verdict on a failure, when it knows better than the output patterns. */
 	transient?: boolean;

@@ -7,7 +7,7 @@ import { type ApiRun, createWorld, WEBHOOK_SECRET, type World } from "../support
 
 let w: World;
 beforeAll(async () => {
-	w = await createWorld({ configExtra: "limits: {max_attempts: 2}" });
+	w = await createWorld({ configExtra: "limits: {max_attempts: 2, retry_backoff_seconds: 1}" });
 });
 afterAll(() => w.stop());
 

@@ -73,7 +73,7 @@ export async function pipelineWorld(
 		`source: linear
 source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
 repos:
-${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`).join("")}limits: {retry_backoff_seconds: 0${opts.limits ? `, ${opts.limits}` : ""}}
+${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`).join("")}limits: {${[opts.limits?.includes("retry_backoff_seconds") ? "" : "retry_backoff_seconds: 0", opts.limits].filter(Boolean).join(", ")}}
 ${opts.configExtra ?? ""}`,
 	);
 	const settings = readSettings({
@@ -105,8 +105,13 @@ ${opts.configExtra ?? ""}`,
 		stop?: (taskId: string) => Promise<void>;
 	} = {};
 	let n = 0;
+	let refusals = 0;
 	ecs.on(RunTaskCommand).callsFake((input: RunTaskCommandInput) => {
 		launched.push(input);
+		if (refusals > 0) {
+			refusals--;
+			return { tasks: [], failures: [{ reason: "RESOURCE:MEMORY" }] };
+		}
 		const taskArn = `${CLUSTER.replace(":cluster/", ":task/")}/task${++n}`;
 		tasks.set(taskArn, { lastStatus: "RUNNING" });
 		return { tasks: [{ taskArn }] };
@@ -209,6 +214,10 @@ ${opts.configExtra ?? ""}`,
 		gate,
 		ecs: { launched, stopped, tasks, hooks },
 		settings,
+		/** The next `count` RunTask calls start nothing (ECS answers with a failure). */
+		refuseLaunches(count: number) {
+			refusals = count;
+		},
 		/** Moves the handlers' clock on. */
 		advance(ms: number) {
 			clock += ms;

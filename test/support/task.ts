@@ -11,6 +11,7 @@ import { newRun, newStep, planStep, type Run, type StepReport } from "../../shar
 import { launchRepos, taskEnvironment } from "../../shared/launcher/launcher";
 import { createLogger } from "../../shared/log";
 import { storeAndQueue } from "../../shared/runtime";
+import type { Settings } from "../../shared/settings";
 import type { DynamoStore, RunEvent } from "../../shared/store/dynamo";
 import { runStep } from "../../tasks/agent/step";
 import { type FakeAgentCall, type FakeAgents, installFakeAgents } from "../doubles/agents/install";
@@ -42,6 +43,8 @@ export interface TaskWorld {
 	/** The fake agents' calls in the run's workspace. */
 	callsOf(runId: string): Promise<FakeAgentCall[]>;
 	store: DynamoStore;
+	/** Where the embedded store and queues are (what a launcher hands a task). */
+	settings: Settings;
 	/** The environment the task gets (fake agents first on PATH). */
 	env: NodeJS.ProcessEnv;
 	/**
@@ -111,6 +114,7 @@ export async function createTaskWorld(
 			return (await agents.calls()).filter((c) => c.cwd.includes(runId));
 		},
 		store,
+		settings: aws.settings,
 		env,
 		async newRun(issue, configYaml = "", { plan = false } = {}) {
 			n++;

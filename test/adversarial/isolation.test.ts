@@ -1,0 +1,153 @@
+import { spawn } from "node:child_process";
+import { chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_AGENT_UIDS } from "../../infra/local/agent-users";
+import { isRunning } from "../support/task";
+import { createWorld, WEBHOOK_SECRET, type World } from "../support/world";
+
+// `npm start` as root (as CI runs it): every running step's agent is a uid of its own, so a hostile
+// agent reads none of Lisa's secrets, and stopping one step's leftovers never touches another's.
+
+const ROOT = process.getuid?.() === 0;
+const [FIRST, LAST] = DEFAULT_AGENT_UIDS.split("-").map(Number) as [number, number];
+
+let w: World;
+beforeAll(async () => {
+	if (!ROOT) return;
+	w = await createWorld({ configExtra: "limits: {max_concurrent_runs: 4}" });
+});
+afterAll(() => w?.stop());
+
+async function start(title: string, description: string): Promise<string> {
+	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
+	expect(res.status).toBe(202);
+	return ((await res.json()) as { runId: string }).runId;
+}
+
+describe.skipIf(!ROOT)("npm start as root: agents run as uids of their own", () => {
+	it("an agent reads none of Lisa's secrets: not the stack's or the task's environment, the token files or the store", async () => {
+		const stack = w.stack;
+		if (!stack) throw new Error("no stack");
+		const probe = path.join(w.dir, "probe.log");
+		await writeFile(probe, "", { mode: 0o666 });
+		const dataDir = stack.settings.dataDir;
+		const script = path.join(w.dir, "probe.sh");
+		await writeFile(
+			script,
+			`for f in ${dataDir}/api-token ${dataDir}/read-token ${dataDir}/dynamodb /proc/1/environ; do
+	if cat "$f" > /dev/null 2>&1 || ls "$f" > /dev/null 2>&1; then echo "read $f" >> ${probe}; fi
+done
+ls ${dataDir}/workspaces > /dev/null 2>&1 && echo "listed the workspaces" >> ${probe} || true
+`,
+			{ mode: 0o644 },
+		);
+		const runId = await start(
+			"Isolated by default",
+			`lisa-fake: scan-secrets\nlisa-fake: run=${script}`,
+		);
+		const run = await w.waitForRun(runId);
+		expect(run.status).toBe("succeeded");
+		const [call] = (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
+		expect(call?.uid).toBeGreaterThanOrEqual(FIRST);
+		expect(call?.uid).toBeLessThanOrEqual(LAST);
+		expect(call?.gid).toBe(call?.uid);
+		const scan = (await w.agents.scans()).find((s) => s.uid === call?.uid);
+		const secrets = [
+			stack.apiToken,
+			stack.readToken,
+			stack.settings.localAccessKey,
+			w.github.token,
+			w.linear.apiKey,
+			WEBHOOK_SECRET,
+			w.trello.token,
+		];
+		for (const s of secrets) expect(JSON.stringify(scan)).not.toContain(s);
+		expect(scan?.ancestors.every((a) => !a.readable)).toBe(true);
+		expect(await readFile(probe, "utf8")).toBe("");
+	});
+
+	it("four steps at once, each leaving a watcher behind: each agent its own uid, each attempt stops only its own", async () => {
+		const ids = await Promise.all(
+			[1, 2, 3, 4].map((i) =>
+				start(`Concurrent ${i}`, "lisa-fake: leave-running\nlisa-fake: sleep=3"),
+			),
+		);
+		const runs = await Promise.all(ids.map((id) => w.waitForRun(id)));
+		expect(runs.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
+		const calls = (await w.agents.calls()).filter((c) => ids.some((id) => c.cwd.includes(id)));
+		const uids = calls.map((c) => c.uid);
+		expect(new Set(uids).size).toBe(4);
+		for (const uid of uids) expect(uid >= FIRST && uid <= LAST).toBe(true);
+		// Every watcher was stopped, each by its own step (pids of its own uid only).
+		const left = (await readFile(w.agents.log, "utf8"))
+			.split("\n")
+			.filter((l) => l.includes('"left"'))
+			.map((l) => JSON.parse(l) as { cli: string; left: { pid: number } });
+		const watchers = await w.agents.watchers();
+		for (const id of ids) {
+			const { body } = await w.api<{ events: { type: string; data?: { pids?: number[] } }[] }>(
+				`/api/runs/${id}/events`,
+			);
+			const stopped = body.events.find((e) => e.type === "agent.processes_stopped");
+			const uid = calls.find((c) => c.cwd.includes(id))?.uid;
+			const own = watchers.filter((x) => x.uid === uid).map((x) => x.pid);
+			expect(own).toHaveLength(1);
+			expect(stopped?.data?.pids).toEqual(expect.arrayContaining(own));
+			const others = watchers.filter((x) => x.uid !== uid).map((x) => x.pid);
+			for (const pid of others) expect(stopped?.data?.pids ?? []).not.toContain(pid);
+		}
+		for (const { left: l } of left) expect(isRunning(l.pid)).toBe(false);
+	});
+});
+
+describe("npm start as another user", () => {
+	it.skipIf(!ROOT)(
+		"says plainly that agents can read Lisa's secrets, and how to isolate them",
+		async () => {
+			const NOBODY = 65534;
+			const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-nobody-"));
+			await chown(dir, NOBODY, NOBODY);
+			const root = fileURLToPath(new URL("../..", import.meta.url));
+			const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+			const child = spawn(
+				process.execPath,
+				["--import", tsx, path.join(root, "shared/cli/main.ts"), "start"],
+				{
+					cwd: dir,
+					uid: NOBODY,
+					gid: NOBODY,
+					env: {
+						PATH: process.env.PATH,
+						HOME: dir,
+						PORT: "0",
+						LISA_DATA_DIR: path.join(dir, "data"),
+						AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+					},
+				},
+			);
+			let out = "";
+			child.stdout.on("data", (b: Buffer) => {
+				out += b.toString();
+			});
+			child.stderr.on("data", (b: Buffer) => {
+				out += b.toString();
+			});
+			try {
+				const deadline = Date.now() + 30_000;
+				while (!out.includes("agents:") && child.exitCode === null && Date.now() < deadline)
+					await new Promise((r) => setTimeout(r, 100));
+				expect(out).toContain(
+					`! agents:      run as your own user (uid ${NOBODY}): an agent can read Lisa's secrets`,
+				);
+				expect(out).toContain("start Lisa as root (each step's agent then gets a uid of its own)");
+			} finally {
+				child.kill("SIGKILL");
+				await rm(dir, { recursive: true, force: true });
+			}
+		},
+	);
+});

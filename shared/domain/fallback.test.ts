@@ -92,10 +92,10 @@ describe("fallback chain decisions", () => {
 	});
 
 	it("takes an agent killed outright (out of memory) as transient: another try may succeed", () => {
-		const fail = (extra: object) =>
+		const fail = (extra: Partial<AgentRunFacts>) =>
 			failureVerdict(
 				"claude",
-				{ ok: false, stuck: false, output: "working", ...extra } as never,
+				{ ok: false, exitCode: null, stuck: false, output: "working", ...extra },
 				240,
 			);
 		expect(fail({ exitCode: null, signal: "SIGKILL" })).toEqual({

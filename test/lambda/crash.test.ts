@@ -24,7 +24,10 @@ let w: LambdaWorld;
 const stopped = new Map<string, Record<string, unknown>>();
 
 beforeAll(async () => {
-	w = await lambdaWorld({ style: "plain", configExtra: "limits: {max_attempts: 2, retry_backoff_seconds: 0}" });
+	w = await lambdaWorld({
+		style: "plain",
+		configExtra: "limits: {max_attempts: 2, retry_backoff_seconds: 0}",
+	});
 	w.inject();
 	w.ecs.on(DescribeTasksCommand).callsFake((input: { tasks: string[] }) => ({
 		tasks: input.tasks.map((taskArn) => ({

@@ -6,6 +6,7 @@ const ok: WorkFacts = {
 	commitsAhead: 1,
 	changesTree: true,
 	touched: ["src/a.ts"],
+	leaks: [],
 	allowWorkflowChanges: false,
 	baseBranch: "main",
 };

@@ -2,7 +2,7 @@
 // retries). Pure: the task gathers the facts from its publish repository and the manifest, about
 // exactly the commits it would push.
 
-export type GateName = "commit" | "base" | "diff" | "workflows" | "moved" | "manifest";
+export type GateName = "commit" | "base" | "diff" | "workflows" | "secrets" | "moved" | "manifest";
 
 export interface WorkFacts {
 	/** Whether the commit to publish descends from the base. */
@@ -13,6 +13,8 @@ export interface WorkFacts {
 	changesTree: boolean;
 	/** Every path the pushed commits add, delete or change (content, mode, link or submodule). */
 	touched: string[];
+	/** Where the commits hold a secret Lisa knows (files, or "a commit message"). */
+	leaks: string[];
 	/** The work's HEAD moved after it was judged (while validate ran): from, to. */
 	moved?: [string, string];
 	/** Why the manifest is unusable, when it is. */
@@ -63,6 +65,11 @@ export function gateProblems(f: WorkFacts): GateProblem[] {
 		problems.push({
 			gate: "workflows",
 			message: `the change touches ${workflows.map(shown).join(", ")}; changes under ${WORKFLOWS_DIR} are not allowed in this repository (allow_workflow_changes: true permits them)`,
+		});
+	if (f.leaks.length)
+		problems.push({
+			gate: "secrets",
+			message: `the change holds a secret Lisa knows (an API key or token, as it is or encoded) in ${f.leaks.map(shown).join(", ")}: remove it from every commit; secrets never belong in the repository`,
 		});
 	if (f.moved)
 		problems.push({

@@ -27,6 +27,7 @@ describe("guardrails", () => {
 			commitsAhead: 1,
 			changesTree: true,
 			touched: [crafted],
+			leaks: [],
 			allowWorkflowChanges: false,
 			baseBranch: "main",
 		});
@@ -34,7 +35,15 @@ describe("guardrails", () => {
 		expect(gateLesson(problem?.gate ?? "commit")).toBe(
 			"the change touched .github/workflows/, which this repository does not allow",
 		);
-		for (const gate of ["commit", "base", "diff", "workflows", "moved", "manifest"] as const)
+		for (const gate of [
+			"commit",
+			"base",
+			"diff",
+			"workflows",
+			"secrets",
+			"moved",
+			"manifest",
+		] as const)
 			expect(gateLesson(gate)).toMatch(/^the (agent|change)/);
 	});
 });

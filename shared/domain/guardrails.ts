@@ -37,6 +37,8 @@ export function gateLesson(gate: GateName): string {
 			return "the agent's commits changed nothing compared with the base branch";
 		case "workflows":
 			return `the change touched ${WORKFLOWS_DIR}, which this repository does not allow`;
+		case "secrets":
+			return "the change held a secret (an API key or token) and was not published";
 		case "moved":
 			return "the agent's commit changed while the validate commands ran (they must not commit)";
 		case "manifest":

@@ -25,16 +25,25 @@ export function problemsText(problems: readonly CheckProblem[]): string {
 
 /**
  * The publishing gates on `sha`, judged in the publish repository (the commits the push would
- * send); `moved` when the work's HEAD left `sha` after it was judged.
+ * send), `secrets` searched in every new content; `moved` when the work's HEAD left `sha` after it
+ * was judged.
  */
 export async function gates(
 	ws: Workspace,
 	work: Work,
 	sha: string,
 	repo: RepoConfig,
+	secrets: readonly string[],
 	moved?: [string, string],
 ): Promise<CheckProblem[]> {
 	const facts = await ws.publish.facts(sha);
+	const leaks = await ws.publish.secretsIn(sha, secrets).catch((err: Error) => {
+		throw new StepFailure(
+			`could not check the commits for the secrets Lisa holds: ${err.message}`,
+			false,
+			"gate",
+		);
+	});
 	const manifestError = await readManifest(work.manifestDir).then(
 		() => undefined,
 		(err: Error) => err.message,
@@ -42,6 +51,7 @@ export async function gates(
 	return gateProblems({
 		...facts,
 		touched: facts.touched.map((t) => t.path),
+		leaks,
 		moved,
 		manifestError,
 		allowWorkflowChanges: repo.allow_workflow_changes,

@@ -270,7 +270,7 @@ async function implementAndCheck(
 		});
 		await ctx.setup(work.dir);
 		const judged = await pinned(work);
-		let problems = await gates(ws, work, judged, repo);
+		let problems = await gates(ws, work, judged, repo, deps.secrets);
 		if (!problems.length) problems = await validate(work, repo, commands, timeline);
 		a.heartbeat.check();
 		if (!problems.length) {
@@ -281,7 +281,7 @@ async function implementAndCheck(
 				await validation({ agentRuns: n, status: "passed" });
 				return { sha: judged, work, provider: done.spec };
 			}
-			problems = await gates(ws, work, judged, repo, [judged, head]);
+			problems = await gates(ws, work, judged, repo, deps.secrets, [judged, head]);
 		}
 		const failure = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
 		a.lesson ??= {

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { findSecrets } from "../../shared/domain/redact";
 import type { Git } from "./git";
 
 // Lisa's own repository for publishing a step's work (README › Security): a bare repository the
@@ -111,6 +112,43 @@ export class PublishRepo {
 			touched: [...parseRaw(log), ...parseRaw(net)],
 			changesTree: parseRaw(net).length > 0,
 		};
+	}
+
+	/**
+	 * Where the commits between the base and `sha` hold one of `secrets` (verbatim or encoded): the
+	 * paths of the files whose new content does, and "a commit message". Every new file content in
+	 * the pushed history is read, not only the last commit's.
+	 */
+	async secretsIn(sha: string, secrets: readonly string[]): Promise<string[]> {
+		if (!secrets.length) return [];
+		const run = (args: string[], input?: string) =>
+			this.git.run(this.dir, args, { task: true, input });
+		const range = `${this.baseSha}..${sha}`;
+		const found: string[] = [];
+		if (findSecrets(await run(["log", "--format=%B", range]), secrets).length)
+			found.push("a commit message");
+		// Object ids alone (a path may hold a newline), then their types, one per line.
+		const oids = (await run(["rev-list", "--objects", "--no-object-names", range])).split("\n");
+		const blobs = (
+			await run(["cat-file", "--batch-check=%(objectname) %(objecttype)"], oids.join("\n"))
+		)
+			.split("\n")
+			.flatMap((l) => (l.endsWith(" blob") ? [l.slice(0, -5)] : []));
+		// One read of every new content; a hit is then traced to its files.
+		if (
+			!blobs.length ||
+			!findSecrets(await run(["cat-file", "--batch"], blobs.join("\n")), secrets).length
+		)
+			return found;
+		const names = new Map(
+			(await run(["rev-list", "--objects", range]))
+				.split("\n")
+				.map((l) => [l.slice(0, l.indexOf(" ")), l.slice(l.indexOf(" ") + 1)] as const),
+		);
+		for (const oid of blobs)
+			if (findSecrets(await run(["cat-file", "blob", oid]), secrets).length)
+				found.push(names.get(oid) ?? oid);
+		return found;
 	}
 
 	/** Pushes `sha` to the branch (Lisa owns it: a retried attempt replaces an earlier push). */

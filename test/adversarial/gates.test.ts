@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isWorkflowPath } from "../../shared/domain/gates";
 import { branches, git } from "../support/git";
-import { createTaskWorld, isRunning, type TaskWorld } from "../support/task";
+import { ANTHROPIC_KEY, createTaskWorld, isRunning, type TaskWorld } from "../support/task";
 
 // A hostile agent tries to get a change under .github/workflows/ pushed although the repository
 // does not allow it (allow_workflow_changes: false). Each attack is a script the fake agent runs
@@ -197,6 +197,40 @@ done`,
 			process.kill(-Number(await readFile(pidFile, "utf8")), "SIGKILL");
 		}
 	});
+
+	it.each([
+		[
+			"a file",
+			`printf 'KEY=%s\\n' "$ANTHROPIC_API_KEY" > .env.example && git add -A && ${commit("chore: env")}`,
+		],
+		[
+			"a file, base64-encoded",
+			`printf 'token: %s\\n' "$(printf '%s' "x:$ANTHROPIC_API_KEY" | base64 -w0)" > auth.yml && git add -A && ${commit("chore: auth")}`,
+		],
+		[
+			"a commit a later one removes",
+			`echo "$ANTHROPIC_API_KEY" > key.txt && git add -A && ${commit("chore: key")} && git rm -q key.txt && ${commit("chore: no key")}`,
+		],
+		[
+			"a commit message",
+			`git -c user.name=M -c user.email=m@example.com commit -q --allow-empty -m "debug $ANTHROPIC_API_KEY"`,
+		],
+	])(
+		"refuses commits that carry the agent's own key in %s, and never says the key",
+		async (_what, leak) => {
+			const runId = await w.newRun(
+				{ title: "Leaky commit", description: await attack(leak) },
+				NO_RETRY,
+			);
+			const report = await w.runTask(runId);
+			expect(report).toMatchObject({ outcome: "failed", transient: false });
+			expect(report?.error).toContain("the change holds a secret Lisa knows");
+			expect(JSON.stringify(await w.events(runId))).not.toContain(ANTHROPIC_KEY);
+			expect(JSON.stringify(report)).not.toContain(ANTHROPIC_KEY);
+			expect((await pushed()).prs).toBe(0);
+			expect(await branches(w.repo.path)).toEqual(["main"]);
+		},
+	);
 
 	it.skipIf(!ROOT)(
 		"with an agent user, what the agent left running (marked or not) is killed, and Lisa's repository is not its to write",

@@ -30,6 +30,7 @@ describe("config", () => {
 			max_validation_retries: 2,
 			stale_output_seconds: 240,
 			parallel_steps: 1,
+			retry_backoff_seconds: 10,
 		});
 		expect(c.repos[0]).toMatchObject({
 			name: "api",

@@ -61,7 +61,9 @@ export function runProcess(
 		const child = spawn(command, args, {
 			cwd: opts.cwd,
 			env: opts.user ? { ...opts.env, HOME: opts.user.home } : opts.env,
-			stdio: ["pipe", "pipe", "pipe"],
+			// Without input stdin is /dev/null, never an empty pipe: bash takes a socket on stdin for a
+			// remote shell and reads ~/.bashrc.
+			stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
 			detached: true,
 			...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
 		});
@@ -88,19 +90,22 @@ export function runProcess(
 			output = tail(output + s, max);
 			opts.onOutput?.(s);
 		};
-		// Without input stdin is closed at once; the program may exit without reading all of it.
-		child.stdin.on("error", () => {});
-		if (opts.stdin === undefined || typeof opts.stdin === "string") child.stdin.end(opts.stdin);
-		else opts.stdin.pipe(child.stdin);
-		if (opts.stdout) child.stdout.pipe(opts.stdout);
+		const out = child.stdout as Readable;
+		const err = child.stderr as Readable;
+		if (child.stdin) {
+			child.stdin.on("error", () => {}); // the program may exit without reading all of it
+			if (typeof opts.stdin === "string") child.stdin.end(opts.stdin);
+			else opts.stdin?.pipe(child.stdin);
+		}
+		if (opts.stdout) out.pipe(opts.stdout);
 		else
-			child.stdout.on("data", (buf: Buffer) => {
+			out.on("data", (buf: Buffer) => {
 				const s = buf.toString("utf8");
 				stdoutLength += s.length;
 				stdout = tail(stdout + s, max);
 				collect(buf);
 			});
-		child.stderr.on("data", collect);
+		err.on("data", collect);
 		const finish = (r: Omit<ProcessResult, "output" | "stdout" | "timedOut" | "truncated">) => {
 			if (settled) return;
 			settled = true;
@@ -117,8 +122,8 @@ export function runProcess(
 					if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
 				} catch {}
 			setTimeout(() => {
-				child.stdout.destroy();
-				child.stderr.destroy();
+				out.destroy();
+				err.destroy();
 				finish({ code, signal });
 			}, DRAIN_MS).unref();
 		});

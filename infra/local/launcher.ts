@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { readdir, rm, rmdir, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -51,18 +51,17 @@ export async function prepareDataDir(dataDir: string, uids?: UidRange): Promise<
 		if ((await stat(dir)).mtimeMs < before) await rm(dir, { recursive: true, force: true });
 	}
 	if (!uids) return;
-	for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
+	// Lisa's own folders only: the data dir may be anywhere, and what else is there is not Lisa's.
+	chmodSync(workspaces, 0o711);
+	chmodSync(logs, 0o700);
+	const store = path.join(dataDir, "dynamodb");
+	if (existsSync(store)) chmodSync(store, 0o700);
+	for (let dir = dataDir; ; dir = path.dirname(dir)) {
 		if ((statSync(dir).mode & 0o001) === 0)
 			throw new Error(
 				`agents run as their own uids (${uids.first}-${uids.last}, LISA_AGENT_UIDS) and must reach their workspaces in ${workspaces}, but ${dir} is not searchable by other users: run \`chmod o+x ${dir}\`, or set LISA_DATA_DIR to a folder they can reach (e.g. /var/lib/lisa)`,
 			);
 		if (dir === path.dirname(dir)) break;
-	}
-	chmodSync(dataDir, 0o711);
-	chmodSync(workspaces, 0o711);
-	for (const entry of await readdir(dataDir)) {
-		const at = path.join(dataDir, entry);
-		if (at !== workspaces && (await stat(at)).isDirectory()) chmodSync(at, 0o700);
 	}
 }
 

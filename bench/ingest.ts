@@ -1,16 +1,21 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { startLocalStack } from "../infra/local/stack";
+import { awsClients } from "../shared/runtime";
 import { startLinearDouble } from "../test/doubles/linear/server";
 import { issueWebhook } from "../test/doubles/linear/webhook";
 import { writeResult } from "./results";
 
 // Ingest benchmark: signed Linear webhooks with distinct deliveries against the local stack's API,
-// beside a bare Hono route on the same server setup (the ceiling). Prints a table, writes JSON.
+// beside a bare Hono route on the same server setup (the ceiling) and a reference route that does
+// what an accepted webhook cannot do without: check the HMAC and make one conditional put on the
+// same embedded store. Prints a table, writes JSON.
 
 const N = Number(process.env.BENCH_N ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -84,19 +89,53 @@ async function main() {
 			LINEAR_WEBHOOK_SECRET: SECRET,
 		},
 	});
-	const bareApp = new Hono().post("/bare", (c) => c.text("ok"));
+	// The reference: the signature check and one conditional PutItem (the delivery's claim), on the
+	// stack's own dynalite and table; nothing else.
+	const { doc } = awsClients(stack.settings);
+	const table = stack.settings.tableName;
+	const bareApp = new Hono()
+		.post("/bare", (c) => c.text("ok"))
+		.post("/hmac-put", async (c) => {
+			const raw = Buffer.from(await c.req.arrayBuffer());
+			const given = Buffer.from(c.req.header("linear-signature") ?? "");
+			const expected = Buffer.from(createHmac("sha256", SECRET).update(raw).digest("hex"));
+			if (given.length !== expected.length || !timingSafeEqual(given, expected))
+				return c.json({ error: "signature does not match" }, 401);
+			const key = createHash("sha256").update(raw).digest("hex");
+			try {
+				await doc.send(
+					new PutCommand({
+						TableName: table,
+						Item: { pk: `DELIVERY#bench#${key}`, sk: "DELIVERY", claimedAt: Date.now() },
+						ConditionExpression: "attribute_not_exists(pk)",
+					}),
+				);
+			} catch (err) {
+				if ((err as Error).name === "ConditionalCheckFailedException")
+					return c.json({ duplicate: true }, 200);
+				throw err;
+			}
+			return c.json({ ok: true }, 202);
+		});
 	const bare = serve({ fetch: bareApp.fetch, port: 0, hostname: "127.0.0.1" });
 	await new Promise((r) => bare.once("listening", r));
-	const bareUrl = `http://127.0.0.1:${(bare.address() as { port: number }).port}/bare`;
+	const bareBase = `http://127.0.0.1:${(bare.address() as { port: number }).port}`;
+	const bareUrl = `${bareBase}/bare`;
+	const referenceUrl = `${bareBase}/hmac-put`;
 	const template = JSON.stringify(issueWebhook({ action: "create", issue, double: linear }));
 
 	// Warm both paths (JIT, connection pools, Lisa's one-time lookup of its own Linear user).
 	await load(bareUrl, 200, template, false);
+	await load(referenceUrl, 200, template, true);
 	await load(`${stack.url}/webhooks/linear`, 200, template, true);
 
 	const bareResult = {
 		target: "bare Hono route (ceiling)",
 		...(await load(bareUrl, N, template, false)),
+	};
+	const reference = {
+		target: "HMAC + one conditional put (reference)",
+		...(await load(referenceUrl, N, template, true)),
 	};
 	let dynamoRequests = 0;
 	const stopCounting = stack.deps.store.observe(() => {
@@ -109,7 +148,7 @@ async function main() {
 	stopCounting();
 	const accepted = ingest.statuses["202"] ?? 0;
 
-	const rows = [bareResult, ingest];
+	const rows = [bareResult, reference, ingest];
 	console.log(
 		`\nIngest benchmark: ${N} requests, ${CONCURRENCY} in flight, Node ${process.version}, ${os.cpus().length} cores\n`,
 	);
@@ -123,8 +162,9 @@ async function main() {
 	console.log(
 		`\nDynamoDB requests per accepted webhook: ${perWebhook.toFixed(2)} (${dynamoRequests} for ${accepted} accepted)`,
 	);
+	const ofReference = ingest.throughput / reference.throughput;
 	console.log(
-		`Ingest throughput is ${((ingest.throughput / bareResult.throughput) * 100).toFixed(1)}% of the bare route.\n`,
+		`Ingest throughput is ${ofReference.toFixed(2)}× the reference route's and ${((ingest.throughput / bareResult.throughput) * 100).toFixed(1)}% of the bare route's.\n`,
 	);
 
 	await writeResult("ingest", {
@@ -132,6 +172,7 @@ async function main() {
 		concurrency: CONCURRENCY,
 		rows,
 		dynamoRequestsPerAcceptedWebhook: perWebhook,
+		ingestToReference: ofReference,
 	});
 
 	await new Promise((r) => bare.close(r));

@@ -4,10 +4,18 @@ import { type AgentSessionEvent, agentSessionVerdict } from "../domain/linear-se
 import { type LinearIssueEvent, linearIssueVerdict } from "../domain/linear-trigger";
 import { isTerminalRun } from "../domain/states";
 import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
+import { verifiedJson } from "./body";
 import type { ApiDeps } from "./deps";
 
 /** Issue (label trigger), AgentSessionEvent (delegation), Comment (recognised as Lisa's own). */
 const HANDLED = ["Issue", "AgentSessionEvent", "Comment"];
+
+/** One verifier per secret, made once rather than per request. */
+let verifier: { secret: string; client: LinearWebhookClient } | undefined;
+function verifierFor(secret: string): LinearWebhookClient {
+	if (verifier?.secret !== secret) verifier = { secret, client: new LinearWebhookClient(secret) };
+	return verifier.client;
+}
 
 /**
  * `POST /webhooks/linear`: signature over the raw body and the signed timestamp (±60 s) checked by
@@ -22,14 +30,16 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const signature = c.req.header(LINEAR_WEBHOOK_SIGNATURE_HEADER);
 	if (!signature) return c.json({ error: "missing Linear-Signature header" }, 401);
 	try {
-		new LinearWebhookClient(secret).verify(raw, signature);
+		verifierFor(secret).verify(raw, signature);
 	} catch (err) {
 		// The client reads the signed timestamp after the signature matched: a JSON error means the
 		// body is authentic but malformed.
 		if (err instanceof SyntaxError) return c.json({ error: "body is not valid JSON" }, 400);
 		return c.json({ error: (err as Error).message }, 401);
 	}
-	const payload = JSON.parse(raw.toString("utf8")) as LinearIssueEvent & AgentSessionEvent;
+	const body = verifiedJson<LinearIssueEvent & AgentSessionEvent>(c, raw);
+	if (!body.payload) return body.answer;
+	const payload = body.payload;
 	// Answered without the config, so a tracker is never told to retry an event Lisa never wants.
 	if (!HANDLED.includes(payload?.type ?? ""))
 		return ignored(c, `${payload?.type ?? "unknown"} events are not handled`);

@@ -3,7 +3,16 @@ import type { Context } from "hono";
 import { type GitHubWebhook, gitHubVerdict } from "../domain/github-trigger";
 import { prUrls } from "../domain/run";
 import { gitHubIssuesRepo } from "../domain/workflow";
-import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
+import {
+	acceptDelivery,
+	configOr503,
+	type Delivery,
+	deliveryKey,
+	forwardDelivery,
+	ignored,
+	ownActorAnswer,
+	tooOld,
+} from "./accept";
 import { verifiedJson } from "./body";
 import type { ApiDeps } from "./deps";
 
@@ -19,10 +28,19 @@ export function gitHubSignatureValid(raw: Uint8Array, secret: string, header: st
 	return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** When the event a payload reports happened, if it says: what a replay's age is judged by. */
+function eventTime(event: string, payload: GitHubWebhook): string | undefined {
+	if (event === "issues") return payload.issue?.updated_at ?? undefined;
+	if (event === "pull_request")
+		return payload.pull_request?.closed_at ?? payload.pull_request?.updated_at ?? undefined;
+	return undefined;
+}
+
 /**
  * `POST /webhooks/github`: `X-Hub-Signature-256` over the raw bytes; fails closed without a
- * secret; dedupes on `X-GitHub-Delivery`. Handles `issues` labeled (GitHub Issues as the source)
- * and `pull_request` closed on a Lisa PR (any source).
+ * secret; dedupes on the SHA-256 of the signed body (`X-GitHub-Delivery` is recorded, never
+ * trusted: GitHub does not sign it) and refuses events older than the dedupe record lives. Handles
+ * `issues` labeled (GitHub Issues as the source) and `pull_request` closed on a Lisa PR (any source).
  */
 export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response> {
 	const raw = Buffer.from(await c.req.arrayBuffer());
@@ -42,8 +60,13 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	// Answered without the config, so GitHub is never told to retry an event Lisa never wants.
 	if (!["issues", "issue_comment", "pull_request"].includes(event))
 		return ignored(c, `${event || "unknown"} events are not handled`);
-	const deliveryId = c.req.header("x-github-delivery");
-	if (!deliveryId) return c.json({ error: "missing X-GitHub-Delivery header" }, 400);
+	const old = tooOld(c, eventTime(event, payload), deps.now());
+	if (old) return old;
+	const delivery: Delivery = {
+		source: "github",
+		key: deliveryKey(raw),
+		id: c.req.header("x-github-delivery"),
+	};
 
 	const { config, answer } = configOr503(c, deps);
 	if (!config) return answer;
@@ -57,9 +80,7 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	if (verdict.kind === "issue") {
 		const own = await ownActorAnswer(c, deps, "github", verdict.actor);
 		if (own) return own;
-		return acceptDelivery(c, deps, {
-			source: "github",
-			deliveryId,
+		return acceptDelivery(c, deps, delivery, {
 			issueId: verdict.issueId,
 			issueKey: verdict.issueId,
 		});
@@ -70,17 +91,13 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	if (!run) return ignored(c, `run ${verdict.runId} does not exist`);
 	if (!prUrls(run).includes(verdict.prUrl))
 		return ignored(c, `${verdict.prUrl} is not a pull request of run ${run.runId}`);
-	return forwardDelivery(c, deps, {
-		source: "github",
-		deliveryId,
-		message: {
-			type: "pr.closed",
-			runId: run.runId,
-			prUrl: verdict.prUrl,
-			merged: verdict.merged,
-			at: verdict.at ?? deps.now().toISOString(),
-			by: verdict.by,
-			mergeCommitSha: verdict.mergeCommitSha,
-		},
+	return forwardDelivery(c, deps, delivery, {
+		type: "pr.closed",
+		runId: run.runId,
+		prUrl: verdict.prUrl,
+		merged: verdict.merged,
+		at: verdict.at ?? deps.now().toISOString(),
+		by: verdict.by,
+		mergeCommitSha: verdict.mergeCommitSha,
 	});
 }

@@ -3,7 +3,15 @@ import type { Context } from "hono";
 import { type AgentSessionEvent, agentSessionVerdict } from "../domain/linear-session";
 import { type LinearIssueEvent, linearIssueVerdict } from "../domain/linear-trigger";
 import { isTerminalRun } from "../domain/states";
-import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
+import {
+	acceptDelivery,
+	configOr503,
+	type Delivery,
+	deliveryKey,
+	forwardDelivery,
+	ignored,
+	ownActorAnswer,
+} from "./accept";
 import { verifiedJson } from "./body";
 import type { ApiDeps } from "./deps";
 
@@ -18,8 +26,9 @@ function verifierFor(secret: string): LinearWebhookClient {
 }
 
 /**
- * `POST /webhooks/linear`: signature over the raw body and the signed timestamp (±60 s) checked by
- * @linear/sdk's webhook client; fails closed without a secret; dedupes on `Linear-Delivery`.
+ * `POST /webhooks/linear`: signature over the raw bytes and the signed timestamp (±60 s) checked
+ * by @linear/sdk's webhook client; fails closed without a secret; dedupes on the SHA-256 of the
+ * signed body (`Linear-Delivery` is recorded on the run, never trusted: Linear does not sign it).
  * Handles Issue events (the label trigger) and AgentSessionEvent (the issue delegated to Lisa).
  */
 export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response> {
@@ -47,12 +56,13 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const { config, answer } = configOr503(c, deps);
 	if (!config) return answer;
 	if (config.source !== "linear") return ignored(c, `the configured source is ${config.source}`);
-	const deliveryId = c.req.header("linear-delivery");
+	const delivery: Delivery = {
+		source: "linear",
+		key: deliveryKey(raw),
+		id: c.req.header("linear-delivery"),
+	};
 
-	if (payload.type === "AgentSessionEvent") {
-		if (!deliveryId) return c.json({ error: "missing Linear-Delivery header" }, 400);
-		return agentSessionEvent(c, deps, payload, deliveryId);
-	}
+	if (payload.type === "AgentSessionEvent") return agentSessionEvent(c, deps, payload, delivery);
 
 	const verdict = linearIssueVerdict(payload, {
 		label: config.source_config.label,
@@ -64,10 +74,7 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const own = await ownActorAnswer(c, deps, "linear", verdict.actorId);
 	if (own) return own;
 
-	if (!deliveryId) return c.json({ error: "missing Linear-Delivery header" }, 400);
-	return acceptDelivery(c, deps, {
-		source: "linear",
-		deliveryId,
+	return acceptDelivery(c, deps, delivery, {
 		issueId: verdict.issueId,
 		issueKey: verdict.issueKey,
 	});
@@ -78,14 +85,12 @@ async function agentSessionEvent(
 	c: Context,
 	deps: ApiDeps,
 	payload: AgentSessionEvent,
-	deliveryId: string,
+	delivery: Delivery,
 ): Promise<Response> {
 	const verdict = agentSessionVerdict(payload);
 	if (verdict.kind === "ignore") return ignored(c, verdict.reason);
 	if (verdict.kind === "start")
-		return acceptDelivery(c, deps, {
-			source: "linear",
-			deliveryId,
+		return acceptDelivery(c, deps, delivery, {
 			issueId: verdict.issueId,
 			issueKey: verdict.issueKey,
 			agentSessionId: verdict.sessionId,
@@ -98,27 +103,19 @@ async function agentSessionEvent(
 	const requestedAt = deps.now().toISOString();
 	if (verdict.kind === "stop") {
 		if (isTerminalRun(run.status)) return ignored(c, `run ${run.runId} already ${run.status}`);
-		return forwardDelivery(c, deps, {
-			source: "linear",
-			deliveryId,
-			message: {
-				type: "run.cancel",
-				runId: run.runId,
-				reason: `stopped in Linear${verdict.by ? ` by ${verdict.by}` : ""}`,
-				requestedAt,
-			},
+		return forwardDelivery(c, deps, delivery, {
+			type: "run.cancel",
+			runId: run.runId,
+			reason: `stopped in Linear${verdict.by ? ` by ${verdict.by}` : ""}`,
+			requestedAt,
 		});
 	}
-	return forwardDelivery(c, deps, {
-		source: "linear",
-		deliveryId,
-		message: {
-			type: "session.prompted",
-			runId: run.runId,
-			activityId: verdict.activityId,
-			body: verdict.body,
-			author: verdict.author,
-			requestedAt,
-		},
+	return forwardDelivery(c, deps, delivery, {
+		type: "session.prompted",
+		runId: run.runId,
+		activityId: verdict.activityId,
+		body: verdict.body,
+		author: verdict.author,
+		requestedAt,
 	});
 }

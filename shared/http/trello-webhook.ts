@@ -1,7 +1,14 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { type TrelloWebhook, trelloVerdict } from "../domain/trello-trigger";
-import { acceptDelivery, configOr503, ignored, ownActorAnswer } from "./accept";
+import {
+	acceptDelivery,
+	configOr503,
+	deliveryKey,
+	ignored,
+	ownActorAnswer,
+	tooOld,
+} from "./accept";
 import { decodeUtf8, verifiedJson } from "./body";
 import type { ApiDeps } from "./deps";
 
@@ -44,7 +51,9 @@ export const trelloSignatureValid = (...args: Parameters<typeof trelloSignedByte
 
 /**
  * `HEAD /webhooks/trello` answers 200 (Trello checks the URL before creating a webhook);
- * `POST /webhooks/trello` verifies, dedupes on `action.id` and starts a run for a trigger action.
+ * `POST /webhooks/trello` verifies, dedupes on the SHA-256 of the signed bytes, refuses actions
+ * older than the dedupe record lives (Trello signs no timestamp), and starts a run for a trigger
+ * action.
  */
 export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response> {
 	const raw = Buffer.from(await c.req.arrayBuffer());
@@ -59,14 +68,18 @@ export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response
 		);
 	const signature = c.req.header("x-trello-webhook");
 	if (!signature) return c.json({ error: "missing X-Trello-Webhook header" }, 401);
-	if (!trelloSignatureValid(raw, trelloCallbackUrl(publicUrl), secret, signature))
-		return c.json({ error: "signature does not match" }, 401);
+	const signed = trelloSignedBytes(raw, trelloCallbackUrl(publicUrl), secret, signature);
+	if (!signed) return c.json({ error: "signature does not match" }, 401);
 
 	const body = verifiedJson<TrelloWebhook>(c, raw);
 	if (!body.payload) return body.answer;
 	const payload = body.payload;
 	const actionId = payload.action?.id;
 	if (!actionId) return c.json({ error: "payload has no action.id" }, 400);
+	const date = payload.action?.date;
+	if (!date) return c.json({ error: "payload has no action.date" }, 400);
+	const old = tooOld(c, date, deps.now());
+	if (old) return old;
 
 	const { config, answer } = configOr503(c, deps);
 	if (!config) return answer;
@@ -82,10 +95,10 @@ export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const own = await ownActorAnswer(c, deps, "trello", verdict.actorId);
 	if (own) return own;
 
-	return acceptDelivery(c, deps, {
-		source: "trello",
-		deliveryId: actionId,
-		issueId: verdict.cardId,
-		issueKey: verdict.cardKey,
-	});
+	return acceptDelivery(
+		c,
+		deps,
+		{ source: "trello", key: deliveryKey(signed), id: actionId },
+		{ issueId: verdict.cardId, issueKey: verdict.cardKey },
+	);
 }

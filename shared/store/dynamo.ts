@@ -721,85 +721,66 @@ export class DynamoStore {
 	// ── webhook delivery dedupe ───────────────────────────────────────────────────────────────
 
 	/**
-	 * Claims a delivery id; returns the run id to send it with, or undefined for a duplicate. A
-	 * claim left `pending` longer than `staleMs` (the process died between claiming and marking it
-	 * queued) is claimed again with its own run id: the provider's retry is not lost, and if the
-	 * dead process did enqueue, the retry's message resumes the same run instead of making another.
+	 * Records a delivery (by the key of what its signature covers) as accepted, to be sent with
+	 * `runId`: one conditional put, the only write an accepted webhook makes. False when the delivery
+	 * was recorded before and its record has not expired.
 	 */
 	async claimDelivery(
 		source: string,
-		deliveryId: string,
+		dedupeKey: string,
 		runId: string,
-		opts: { nowMs: number; ttlSeconds: number; staleMs: number },
-	): Promise<string | undefined> {
-		const itemKey = key.delivery(source, deliveryId);
+		opts: { nowMs: number; ttlSeconds: number },
+	): Promise<boolean> {
 		const nowS = Math.floor(opts.nowMs / 1000);
-		const expiresAt = nowS + opts.ttlSeconds;
 		try {
 			await this.doc.send(
 				new PutCommand({
 					TableName: this.table,
 					Item: {
-						...itemKey,
+						...key.delivery(source, dedupeKey),
 						kind: "delivery",
 						runId,
-						state: "pending",
 						claimedAt: opts.nowMs,
-						expiresAt,
+						expiresAt: nowS + opts.ttlSeconds,
 					},
 					// TTL deletion is lazy in AWS and absent locally: an expired item counts as absent.
 					ConditionExpression: "attribute_not_exists(pk) OR expiresAt < :nowS",
 					ExpressionAttributeValues: { ":nowS": nowS },
 				}),
 			);
-			return runId;
+			return true;
 		} catch (err) {
-			if (!isConditionFailure(err)) throw err;
-		}
-		try {
-			const out = await this.doc.send(
-				new UpdateCommand({
-					TableName: this.table,
-					Key: itemKey,
-					UpdateExpression: "SET claimedAt = :now, expiresAt = :exp",
-					ConditionExpression: "#state = :pending AND claimedAt < :stale AND expiresAt >= :nowS",
-					ExpressionAttributeNames: { "#state": "state" },
-					ExpressionAttributeValues: {
-						":now": opts.nowMs,
-						":exp": expiresAt,
-						":pending": "pending",
-						":stale": opts.nowMs - opts.staleMs,
-						":nowS": nowS,
-					},
-					ReturnValues: "ALL_NEW",
-				}),
-			);
-			return typeof out.Attributes?.runId === "string" ? out.Attributes.runId : undefined;
-		} catch (err) {
-			if (isConditionFailure(err)) return undefined;
+			if (isConditionFailure(err)) return false;
 			throw err;
 		}
 	}
 
-	async markDeliveryQueued(source: string, deliveryId: string): Promise<void> {
-		await this.doc.send(
-			new UpdateCommand({
+	/** A delivery's unexpired record, read consistently: the run id it was sent with, and when. */
+	async deliveryClaim(
+		source: string,
+		dedupeKey: string,
+		nowMs: number,
+	): Promise<{ runId: string; claimedAt: number } | undefined> {
+		const out = await this.doc.send(
+			new GetCommand({
 				TableName: this.table,
-				Key: key.delivery(source, deliveryId),
-				UpdateExpression: "SET #state = :queued",
-				ExpressionAttributeNames: { "#state": "state" },
-				ExpressionAttributeValues: { ":queued": "queued" },
+				Key: key.delivery(source, dedupeKey),
+				ConsistentRead: true,
 			}),
 		);
+		const item = out.Item;
+		if (!item || typeof item.runId !== "string" || typeof item.claimedAt !== "number") return;
+		if (typeof item.expiresAt === "number" && item.expiresAt < Math.floor(nowMs / 1000)) return;
+		return { runId: item.runId, claimedAt: item.claimedAt };
 	}
 
 	/** Gives a claim back (enqueueing failed) so the provider's retry is accepted. */
-	async releaseDelivery(source: string, deliveryId: string, runId: string): Promise<void> {
+	async releaseDelivery(source: string, dedupeKey: string, runId: string): Promise<void> {
 		try {
 			await this.doc.send(
 				new DeleteCommand({
 					TableName: this.table,
-					Key: key.delivery(source, deliveryId),
+					Key: key.delivery(source, dedupeKey),
 					ConditionExpression: "runId = :me",
 					ExpressionAttributeValues: { ":me": runId },
 				}),

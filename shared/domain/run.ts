@@ -68,6 +68,11 @@ export interface Step {
 export interface TrackerProgress {
 	/** Nothing to do in the tracker (the run lost the issue lock to another run). */
 	skip?: boolean;
+	/**
+	 * Nothing at all in the tracker, not even in the run's agent session: the issue (or session) no
+	 * longer waited for Lisa when the run's webhook reached the intake.
+	 */
+	untouched?: boolean;
 	started?: boolean;
 	finalStatus?: boolean;
 	links?: boolean;

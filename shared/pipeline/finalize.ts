@@ -96,7 +96,7 @@ function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
 	const effects = run.issue && !run.tracker.skip ? issueEffects(run, deps) : [];
 	// A session run answers in its session whatever happened to the issue (even a lost lock race).
 	const sessionId = run.agentSessionId;
-	if (sessionId)
+	if (sessionId && !run.tracker.untouched)
 		effects.push([
 			"sessionFinal",
 			async (t, r) => {

@@ -19,7 +19,7 @@ function makeRun(over: Partial<Run> = {}): Run {
 	n++;
 	return {
 		...newRun({
-			runId: `R${String(n).padStart(4, "0")}`,
+			runId: ulid(Date.parse(at(n))),
 			source: "linear",
 			issueId: `issue-${n}`,
 			trigger: "webhook",
@@ -167,6 +167,21 @@ describe("DynamoStore against dynalite", () => {
 		await expect(store.listRuns({ limit: 2, cursor: "not-a-cursor" })).rejects.toBeInstanceOf(
 			InvalidCursor,
 		);
+		// Only a cursor this listing made: not the feed's cursor for the status index, not one with
+		// a key added or changed, not another run's timeline position.
+		const forged = (k: Record<string, unknown>) =>
+			Buffer.from(JSON.stringify(k)).toString("base64url");
+		const position = JSON.parse(Buffer.from(first.nextCursor ?? "", "base64url").toString());
+		for (const cursor of [
+			forged({ ...position, extra: "x" }),
+			forged({ ...position, gsi3sk: ids[0] }),
+			forged({ ...position, pk: "GUARD#x" }),
+			forged({ pk: position.pk, sk: "RUN" }),
+		])
+			await expect(store.listRuns({ limit: 2, cursor })).rejects.toBeInstanceOf(InvalidCursor);
+		await expect(
+			store.listRuns({ status: "queued", limit: 2, cursor: first.nextCursor }),
+		).rejects.toBeInstanceOf(InvalidCursor);
 	});
 
 	it("finds runs by status in an update-time window and by issue", async () => {

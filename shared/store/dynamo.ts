@@ -78,14 +78,65 @@ const isConditionFailure = (err: unknown) =>
 const encodeCursor = (k: Record<string, unknown>) =>
 	Buffer.from(JSON.stringify(k)).toString("base64url");
 
-function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
-	if (!cursor) return undefined;
+/** What a cursor may hold: exactly the keys the store put in it, with the values it writes. */
+type CursorShape = (k: Record<string, unknown>) => boolean;
+
+/** Longest cursor the store makes (a run's keys in base64url) is far shorter. */
+const MAX_CURSOR = 1024;
+
+/**
+ * The start key a cursor names, if it is one this store made for this listing; else InvalidCursor.
+ * A cursor becomes DynamoDB's ExclusiveStartKey, so a made-up or foreign one (another listing's,
+ * another run's) is refused here rather than by DynamoDB.
+ */
+function decodeCursor(
+	cursor: string | undefined,
+	shape: CursorShape,
+): Record<string, unknown> | undefined {
+	if (cursor === undefined) return undefined;
+	if (cursor.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursor();
+	let parsed: unknown;
 	try {
-		const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-		if (parsed && typeof parsed === "object") return parsed;
-	} catch {}
-	throw new InvalidCursor();
+		parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+	} catch {
+		throw new InvalidCursor();
+	}
+	if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+		throw new InvalidCursor();
+	if (!shape(parsed as Record<string, unknown>)) throw new InvalidCursor();
+	return parsed as Record<string, unknown>;
 }
+
+const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
+const RUN_PK = new RegExp(`^RUN#(${ULID})$`);
+const EVENT_SK = new RegExp(`^EVT#${ULID}$`);
+/** `<updatedAt>#<runId>`: the status index's sort key. */
+const STATUS_SK = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z#(.+)$/;
+
+const hasExactly = (k: Record<string, unknown>, names: string[]) =>
+	Object.keys(k).length === names.length && names.every((n) => typeof k[n] === "string");
+
+/** A position in a runs listing: a run item's keys and the index's, all of the same run. */
+function runCursor(index: IndexName, status?: RunStatus): CursorShape {
+	const { hashKey, rangeKey } = INDEXES[index];
+	return (k) => {
+		if (!hasExactly(k, ["pk", "sk", hashKey, rangeKey]) || k.sk !== "RUN") return false;
+		const runId = RUN_PK.exec(k.pk as string)?.[1];
+		if (!runId) return false;
+		if (index === "byCreated") return k[hashKey] === key.feedPartition && k[rangeKey] === runId;
+		return (
+			status !== undefined &&
+			k[hashKey] === key.statusPartition(status) &&
+			STATUS_SK.exec(k[rangeKey] as string)?.[2] === runId
+		);
+	};
+}
+
+/** A position in one run's timeline: an event of that run. */
+const eventCursor =
+	(runId: string): CursorShape =>
+	(k) =>
+		hasExactly(k, ["pk", "sk"]) && k.pk === key.run(runId).pk && EVENT_SK.test(k.sk as string);
 
 export class InvalidCursor extends Error {
 	constructor() {
@@ -392,7 +443,7 @@ export class DynamoStore {
 				ScanIndexForward: false,
 			},
 			q.limit,
-			q.cursor,
+			decodeCursor(q.cursor, runCursor(index, q.status)),
 			[hashKey, rangeKey],
 			toRun,
 		);
@@ -485,14 +536,14 @@ export class DynamoStore {
 	private async queryPage<T>(
 		input: QueryCommandInput,
 		limit: number,
-		cursor: string | undefined,
+		from: Record<string, unknown> | undefined,
 		indexKeys: string[],
 		map: (item: Record<string, unknown>) => T,
 	): Promise<Page<T>> {
 		// One item past the limit tells whether there is a next page, so a page that ends exactly at
 		// the last item has no cursor.
 		const items: Record<string, unknown>[] = [];
-		let start = decodeCursor(cursor);
+		let start = from;
 		for (let pages = 0; pages < 10 && items.length <= limit; pages++) {
 			const out = await this.doc.send(
 				new QueryCommand({
@@ -558,7 +609,9 @@ export class DynamoStore {
 		limit: number,
 		from: { cursor?: string; after?: string } = {},
 	): Promise<Page<RunEvent>> {
-		const cursor = from.after ? encodeCursor(key.event(runId, from.after)) : from.cursor;
+		const start = from.after
+			? key.event(runId, from.after)
+			: decodeCursor(from.cursor, eventCursor(runId));
 		return this.queryPage(
 			{
 				TableName: this.table,
@@ -567,7 +620,7 @@ export class DynamoStore {
 				ScanIndexForward: true,
 			},
 			limit,
-			cursor,
+			start,
 			[],
 			stripKeys<RunEvent>,
 		);

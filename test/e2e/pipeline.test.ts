@@ -376,7 +376,8 @@ describe("runs API", () => {
 		expect(failed.body.runs.length).toBeGreaterThan(0);
 		expect(failed.body.runs.every((r) => r.status === "failed")).toBe(true);
 		expect((await w.api("/api/runs?status=bogus")).status).toBe(400);
-		expect((await w.api("/api/runs/NOPE")).status).toBe(404);
+		expect((await w.api("/api/runs/01JD8X4Z0Q5N8M2R7K3V9W6T1E")).status).toBe(404);
+		expect((await w.api("/api/runs/NOPE")).status).toBe(400);
 		// Every authentication failure is 401, a malformed header included.
 		for (const authorization of ["Basic abc", "Bearer", "not-even-a-scheme"])
 			expect((await fetch(`${w.url()}/api/runs`, { headers: { authorization } })).status).toBe(401);

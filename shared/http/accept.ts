@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import type { LisaConfig, SourceName } from "../config/schema";
-import type { EventMessage, MessageOf, QueueName } from "../queue/messages";
+import { issueRefSchema } from "../domain/ids";
+import { type EventMessage, type MessageOf, QUEUES, type QueueName } from "../queue/messages";
 import { NotConfigured } from "../trackers/tracker";
 import type { ApiDeps } from "./deps";
 
@@ -30,6 +31,28 @@ export interface Delivery {
 }
 
 export const ignored = (c: Context, reason: string) => c.json({ ignored: reason }, 200);
+
+/**
+ * Ids a verified payload gives that Lisa looks up before it enqueues anything: they must have the
+ * shape every queue message holds them to, or the answer is 400 with the reason.
+ */
+export function unusableIds(
+	c: Context,
+	ids: Record<string, string | undefined>,
+): Response | undefined {
+	for (const [name, value] of Object.entries(ids)) {
+		const checked = issueRefSchema.safeParse(value);
+		if (!checked.success)
+			return c.json(
+				{
+					error: "the payload holds a value Lisa cannot use",
+					issues: checked.error.issues.map((i) => `${name}: ${i.message}`),
+				},
+				400,
+			);
+	}
+	return undefined;
+}
 
 /** A payload older than the dedupe record's lifetime could be a replay its record no longer stops. */
 export function tooOld(c: Context, at: string | undefined, now: Date): Response | undefined {
@@ -71,6 +94,17 @@ async function claimAndSend<Q extends QueueName>(
 ): Promise<Response> {
 	const now = deps.now();
 	const requestedAt = now.toISOString();
+	// What the payload gave must fit the message before anything is recorded.
+	const checked = QUEUES[plan.queue].safeParse(plan.message(plan.claimId, requestedAt));
+	if (!checked.success)
+		return c.json(
+			{
+				error: "the payload holds a value Lisa cannot use",
+				issues: checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`),
+			},
+			400,
+		);
+
 	const { source, key } = delivery;
 	const nowMs = now.getTime();
 	for (let tries = 0; tries < 2; tries++) {

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { type GitHubWebhook, gitHubVerdict } from "../domain/github-trigger";
+import { isRunId } from "../domain/ids";
 import { prUrls } from "../domain/run";
 import { gitHubIssuesRepo } from "../domain/workflow";
 import {
@@ -87,6 +88,7 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	}
 
 	// A marker alone proves nothing (anyone can paste one): the PR must be one the run opened.
+	if (!isRunId(verdict.runId)) return ignored(c, `run ${verdict.runId} does not exist`);
 	const run = await deps.store.getRun(verdict.runId);
 	if (!run) return ignored(c, `run ${verdict.runId} does not exist`);
 	if (!prUrls(run).includes(verdict.prUrl))

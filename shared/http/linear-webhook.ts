@@ -11,6 +11,7 @@ import {
 	forwardDelivery,
 	ignored,
 	ownActorAnswer,
+	unusableIds,
 } from "./accept";
 import { verifiedJson } from "./body";
 import type { ApiDeps } from "./deps";
@@ -96,6 +97,8 @@ async function agentSessionEvent(
 			agentSessionId: verdict.sessionId,
 		});
 
+	const bad = unusableIds(c, { issueId: verdict.issueId, agentSessionId: verdict.sessionId });
+	if (bad) return bad;
 	const run = (await deps.store.runsOfIssue("linear", verdict.issueId)).find(
 		(r) => r.agentSessionId === verdict.sessionId,
 	);

@@ -1,5 +1,6 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
+import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Poller } from "../../infra/local/poller";
 import { embeddedAws } from "../../test/support/aws";
@@ -50,27 +51,56 @@ describe("messages and the batch handler", () => {
 		).rejects.toThrow();
 	});
 
-	it("reports exactly the records that failed: invalid JSON, invalid shape, handler error", async () => {
+	it("redelivers only what failed transiently; drops, once and visibly, what can never succeed", async () => {
 		const seen: string[] = [];
+		const invalid: [string, string][] = [];
+		const failed: [unknown, string][] = [];
 		const handler = sqsBatchHandler(
 			runRequestedSchema,
 			async (m) => {
 				if (m.issueId === "boom") throw new Error("handler failed");
+				if (m.issueId === "broken") throw new TypeError("x is not a function");
+				if (m.issueId === "offline")
+					throw new TypeError("fetch failed", { cause: new Error("ECONNREFUSED") });
+				if (m.issueId === "refused")
+					throw Object.assign(new Error("Size of hashkey has exceeded the maximum"), {
+						name: "ValidationException",
+					});
 				seen.push(m.issueId);
 			},
 			log,
+			{
+				invalid: async (runId, reason) => {
+					invalid.push([runId, reason]);
+				},
+				failed: async (m, err) => {
+					failed.push([(m as { issueId: string }).issueId, (err as Error).name]);
+				},
+			},
 		);
+		const runId = ulid();
 		const res = await handler({
 			Records: [
 				record(JSON.stringify(request("ok-1")), "m1"),
 				record("{not json", "m2"),
-				record(JSON.stringify({ type: "run.requested" }), "m3"),
+				record(JSON.stringify({ type: "run.requested", runId }), "m3"),
 				record(JSON.stringify(request("boom")), "m4"),
 				record(JSON.stringify(request("ok-2")), "m5"),
+				record(JSON.stringify(request("broken")), "m6"),
+				record(JSON.stringify(request("offline")), "m7"),
+				record(JSON.stringify(request("refused")), "m8"),
+				record(JSON.stringify(request("x".repeat(3000))), "m9"),
 			],
 		});
-		expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(["m2", "m3", "m4"]);
+		// A plain error, or a network failure: another try may succeed.
+		expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(["m4", "m7"]);
 		expect(seen.sort()).toEqual(["ok-1", "ok-2"]);
+		// An invalid message that names a run says so there.
+		expect(invalid).toEqual([[runId, expect.stringMatching(/^source: /)]]);
+		expect(failed).toEqual([
+			["broken", "TypeError"],
+			["refused", "ValidationException"],
+		]);
 	});
 });
 

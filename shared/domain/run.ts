@@ -145,6 +145,8 @@ export interface Run {
 	 * issue's previous run to finish its tracker updates.
 	 */
 	waitingSince?: string;
+	/** How often the sweeper sent the run's request again because its intake had stopped. */
+	intakeRedrives?: number;
 }
 
 type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;

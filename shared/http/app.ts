@@ -14,6 +14,17 @@ import { trelloWebhook } from "./trello-webhook";
 
 /** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
+/** Largest /api/* body accepted: a run request is a few hundred bytes. */
+export const MAX_API_BYTES = 64 * 1024;
+
+/** Refuses a body over `max` bytes with 413 and a JSON error, before it is read. */
+const bodyAtMost = (max: number) =>
+	bodyLimit({
+		maxSize: max,
+		// The unread rest of the body makes the connection unusable: tell the client to drop it.
+		onError: (c) =>
+			c.json({ error: `body larger than ${max} bytes` }, 413, { connection: "close" }),
+	});
 
 /** The one Hono app: served by @hono/node-server locally and by hono/aws-lambda in AWS. */
 export function createApp(deps: ApiDeps): Hono {
@@ -36,16 +47,7 @@ export function createApp(deps: ApiDeps): Hono {
 	);
 
 	const webhooks = new Hono();
-	webhooks.use(
-		bodyLimit({
-			maxSize: MAX_WEBHOOK_BYTES,
-			// The unread rest of the body makes the connection unusable: tell the client to drop it.
-			onError: (c) =>
-				c.json({ error: `body larger than ${MAX_WEBHOOK_BYTES} bytes` }, 413, {
-					connection: "close",
-				}),
-		}),
-	);
+	webhooks.use(bodyAtMost(MAX_WEBHOOK_BYTES));
 	webhooks.post("/linear", (c) => linearWebhook(c, deps));
 	// Trello checks the callback URL with a HEAD (served by this GET route) before creating a webhook.
 	webhooks.get("/trello", (c) => c.body(null, 200));
@@ -70,6 +72,7 @@ export function createApp(deps: ApiDeps): Hono {
 		openApi ??= JSON.stringify(openApiDocument(deps.settings.publicUrl));
 		return c.body(openApi, 200, { "content-type": "application/json" });
 	});
+	app.use("/api/*", bodyAtMost(MAX_API_BYTES));
 	app.use("/api/*", bearerToken({ admin: deps.settings.apiToken, read: deps.settings.readToken }));
 	app.route("/api", runsRoutes(deps));
 

@@ -38,6 +38,7 @@ const error = (description: string) => answer(description, errorAnswer);
 const { $schema: _, ...runIdJson } = json(runPath.shape.id, "input");
 const runId = { name: "id", in: "path", required: true, schema: runIdJson };
 const badRunId = error("A malformed run id (not a ULID)");
+const tooLarge = error("A body larger than 64 KiB");
 const denied = {
 	401: error("No, a malformed or an unknown bearer token"),
 };
@@ -77,6 +78,7 @@ export function openApiDocument(serverUrl?: string) {
 						400: error(
 							"Not JSON, no issue, an issue over 512 characters or with spaces, or a source other than the configured one",
 						),
+						413: tooLarge,
 						...adminOnly,
 					},
 				},
@@ -132,6 +134,7 @@ export function openApiDocument(serverUrl?: string) {
 						400: badRunId,
 						404: error("No such run"),
 						409: error("The run is already finished"),
+						413: tooLarge,
 						...adminOnly,
 					},
 				},
@@ -145,6 +148,7 @@ export function openApiDocument(serverUrl?: string) {
 						400: badRunId,
 						404: error("No such run"),
 						409: error("The run is still active"),
+						413: tooLarge,
 						...adminOnly,
 					},
 				},

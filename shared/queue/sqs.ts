@@ -17,10 +17,11 @@ const BATCH_BYTES = 256 * 1024;
 /** Batches of one queue in flight at once; the sends that come meanwhile wait and go together. */
 const IN_FLIGHT = 2;
 /**
- * While sends keep coming (one within this many milliseconds of the last), a message waits up to
- * this long for others to share its batch; an isolated send goes at once.
+ * A message sent while others are still on their way waits up to this long for more to share its
+ * batch: a batch costs about what one SendMessage costs, so under a burst of webhooks this saves
+ * most of the calls. A send made while nothing else is on its way goes at once.
  */
-const LINGER_MS = 10;
+const LINGER_MS = 15;
 
 interface Pending {
 	body: string;
@@ -38,9 +39,9 @@ interface Pending {
 class Sender {
 	private readonly waiting: Pending[] = [];
 	private inFlight = 0;
+	/** The waiting messages may go: their linger is over (or they never had one). */
+	private due = false;
 	private timer?: NodeJS.Timeout;
-	/** When the last send came: the queue is busy while sends come within LINGER_MS of each other. */
-	private lastSend = 0;
 
 	constructor(
 		private readonly client: SQSClient,
@@ -49,27 +50,29 @@ class Sender {
 
 	send(body: string): Promise<void> {
 		return new Promise((resolve, reject) => {
-			const now = performance.now();
-			const busy = now - this.lastSend < LINGER_MS;
-			this.lastSend = now;
+			// Busy (other sends not yet answered: concurrent callers): the messages of the next few
+			// milliseconds go together. Otherwise at once, so one caller's sends in sequence never wait.
+			const busy = this.inFlight > 0 || this.waiting.length > 0;
 			this.waiting.push({ body, bytes: Buffer.byteLength(body), resolve, reject });
-			// Idle: at once. Busy: the messages of the next few milliseconds go together.
-			if (!busy || this.waiting.length >= BATCH_ENTRIES) this.pump();
+			if (!busy) this.due = true;
 			else
 				this.timer ??= setTimeout(() => {
 					this.timer = undefined;
+					this.due = this.waiting.length > 0;
 					this.pump();
 				}, LINGER_MS);
+			this.pump();
 		});
 	}
 
+	/** Sends what may go: every waiting message once due, else only full batches. */
 	private pump(): void {
-		if (this.timer && this.waiting.length >= BATCH_ENTRIES) {
-			clearTimeout(this.timer);
-			this.timer = undefined;
-		}
-		while (this.waiting.length && this.inFlight < IN_FLIGHT) {
+		while (
+			this.inFlight < IN_FLIGHT &&
+			(this.waiting.length >= BATCH_ENTRIES || (this.due && this.waiting.length))
+		) {
 			const batch = this.take();
+			if (!this.waiting.length) this.due = false;
 			this.inFlight++;
 			this.flush(batch).finally(() => {
 				this.inFlight--;

@@ -1,5 +1,6 @@
 // Load generator, run in a worker thread so it does not share the server's event loop.
-// Sends `n` POSTs with `concurrency` in flight; `sign` makes each a fresh, signed Linear delivery.
+// Sends `n` POSTs with `concurrency` in flight; `sign` makes each a fresh, signed Linear delivery:
+// its own webhookId and timestamp, so no two bodies (what Lisa deduplicates on) are the same.
 import { createHmac, randomUUID } from "node:crypto";
 import { parentPort, workerData } from "node:worker_threads";
 
@@ -8,6 +9,7 @@ const { url, n, concurrency, template, secret, sign } = workerData;
 function request() {
 	if (!sign) return { body: template, headers: { "content-type": "application/json" } };
 	const payload = JSON.parse(template);
+	payload.webhookId = randomUUID();
 	payload.webhookTimestamp = Date.now();
 	const body = JSON.stringify(payload);
 	const signature = createHmac("sha256", secret).update(body).digest("hex");

@@ -1,10 +1,10 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { ulid } from "ulid";
 import { cachedConfig } from "./config/cached";
 import type { ConfigState } from "./config/load";
 import type { SourceName } from "./config/schema";
+import { newRunId } from "./domain/ids";
 import { gitHubIssuesRepo } from "./domain/workflow";
 import type { ApiDeps } from "./http/deps";
 import type { Launcher } from "./launcher/launcher";
@@ -107,7 +107,7 @@ export function createDeps(
 		config,
 		log: opts.log ?? createLogger("lisa"),
 		now: () => new Date(),
-		newRunId: () => ulid(),
+		newRunId: () => newRunId(),
 		runUrl: (runId) => `${base}/runs/${runId}`,
 	};
 }

@@ -6,13 +6,14 @@ import { sameName } from "./workflow";
 export interface GitHubWebhook {
 	action?: string;
 	label?: { name?: string };
-	issue?: { number?: number; title?: string; pull_request?: unknown };
+	issue?: { number?: number; title?: string; pull_request?: unknown; updated_at?: string | null };
 	comment?: { body?: string };
 	pull_request?: {
 		html_url?: string;
 		merged?: boolean;
 		merged_at?: string | null;
 		closed_at?: string | null;
+		updated_at?: string | null;
 		merge_commit_sha?: string | null;
 		merged_by?: { login?: string } | null;
 		body?: string | null;

@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { ulid } from "ulid";
 import { z } from "zod";
 
 // The shapes of the ids that cross Lisa's boundaries (queue messages, API paths, launcher paths,
@@ -8,6 +10,20 @@ import { z } from "zod";
 export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export const isRunId = (v: unknown): v is string => typeof v === "string" && ULID_PATTERN.test(v);
+
+/** Random bytes for new ids, read from the system a block at a time (ulid() alone reads once per character). */
+let pool = Buffer.alloc(0);
+let used = 0;
+function pooledRandom(): number {
+	if (used >= pool.length) {
+		pool = randomBytes(4096);
+		used = 0;
+	}
+	return (pool[used++] as number) / 256;
+}
+
+/** A new run id: a ULID of the time and 80 random bits. */
+export const newRunId = (now: number = Date.now()): string => ulid(now, pooledRandom);
 
 export const runIdSchema = z
 	.string()

@@ -70,6 +70,11 @@ export interface Step {
 export interface TrackerProgress {
 	/** Nothing to do in the tracker (the run lost the issue lock to another run). */
 	skip?: boolean;
+	/**
+	 * Nothing at all in the tracker, not even in the run's agent session: the issue (or session) no
+	 * longer waited for Lisa when the run's webhook reached the intake.
+	 */
+	untouched?: boolean;
 	started?: boolean;
 	finalStatus?: boolean;
 	links?: boolean;
@@ -142,6 +147,8 @@ export interface Run {
 	 * issue's previous run to finish its tracker updates.
 	 */
 	waitingSince?: string;
+	/** How often the sweeper sent the run's request again because its intake had stopped. */
+	intakeRedrives?: number;
 }
 
 type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;

@@ -7,6 +7,8 @@ export interface TrelloWebhook {
 	action?: {
 		id?: string;
 		type?: string;
+		/** When the action happened (ISO 8601). */
+		date?: string;
 		idMemberCreator?: string;
 		data?: {
 			card?: { id?: string; name?: string; shortLink?: string };

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
@@ -14,6 +14,30 @@ import { trelloWebhook } from "./trello-webhook";
 
 /** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
+/** Largest /api/* body accepted: a run request is a few hundred bytes. */
+export const MAX_API_BYTES = 64 * 1024;
+
+/**
+ * Refuses a body over `max` bytes with 413 and a JSON error, before it is read. A declared length
+ * is judged from the header alone: hono's bodyLimit reads `c.req.raw.body`, which makes the node
+ * server build a whole Request (stream, abort signal) for every request instead of reading the
+ * body straight from the socket. Only a body without a length (chunked) goes through bodyLimit,
+ * which counts it as it is read.
+ */
+function bodyAtMost(max: number): MiddlewareHandler {
+	// The unread rest of the body makes the connection unusable: tell the client to drop it.
+	const tooLarge = (c: Context) =>
+		c.json({ error: `body larger than ${max} bytes` }, 413, { connection: "close" });
+	const counted = bodyLimit({ maxSize: max, onError: tooLarge });
+	return async (c, next) => {
+		if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+		const length = c.req.header("content-length");
+		if (length === undefined || c.req.header("transfer-encoding") !== undefined)
+			return counted(c, next);
+		if (Number.parseInt(length, 10) > max) return tooLarge(c);
+		return next();
+	};
+}
 
 /** The one Hono app: served by @hono/node-server locally and by hono/aws-lambda in AWS. */
 export function createApp(deps: ApiDeps): Hono {
@@ -36,16 +60,7 @@ export function createApp(deps: ApiDeps): Hono {
 	);
 
 	const webhooks = new Hono();
-	webhooks.use(
-		bodyLimit({
-			maxSize: MAX_WEBHOOK_BYTES,
-			// The unread rest of the body makes the connection unusable: tell the client to drop it.
-			onError: (c) =>
-				c.json({ error: `body larger than ${MAX_WEBHOOK_BYTES} bytes` }, 413, {
-					connection: "close",
-				}),
-		}),
-	);
+	webhooks.use(bodyAtMost(MAX_WEBHOOK_BYTES));
 	webhooks.post("/linear", (c) => linearWebhook(c, deps));
 	// Trello checks the callback URL with a HEAD (served by this GET route) before creating a webhook.
 	webhooks.get("/trello", (c) => c.body(null, 200));
@@ -70,6 +85,7 @@ export function createApp(deps: ApiDeps): Hono {
 		openApi ??= JSON.stringify(openApiDocument(deps.settings.publicUrl));
 		return c.body(openApi, 200, { "content-type": "application/json" });
 	});
+	app.use("/api/*", bodyAtMost(MAX_API_BYTES));
 	app.use("/api/*", bearerToken({ admin: deps.settings.apiToken, read: deps.settings.readToken }));
 	app.route("/api", runsRoutes(deps));
 

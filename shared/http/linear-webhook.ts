@@ -3,15 +3,33 @@ import type { Context } from "hono";
 import { type AgentSessionEvent, agentSessionVerdict } from "../domain/linear-session";
 import { type LinearIssueEvent, linearIssueVerdict } from "../domain/linear-trigger";
 import { isTerminalRun } from "../domain/states";
-import { acceptDelivery, configOr503, forwardDelivery, ignored, ownActorAnswer } from "./accept";
+import {
+	acceptDelivery,
+	configOr503,
+	type Delivery,
+	deliveryKey,
+	forwardDelivery,
+	ignored,
+	ownActorAnswer,
+	unusableIds,
+} from "./accept";
+import { verifiedJson } from "./body";
 import type { ApiDeps } from "./deps";
 
 /** Issue (label trigger), AgentSessionEvent (delegation), Comment (recognised as Lisa's own). */
 const HANDLED = ["Issue", "AgentSessionEvent", "Comment"];
 
+/** One verifier per secret, made once rather than per request. */
+let verifier: { secret: string; client: LinearWebhookClient } | undefined;
+function verifierFor(secret: string): LinearWebhookClient {
+	if (verifier?.secret !== secret) verifier = { secret, client: new LinearWebhookClient(secret) };
+	return verifier.client;
+}
+
 /**
- * `POST /webhooks/linear`: signature over the raw body and the signed timestamp (±60 s) checked by
- * @linear/sdk's webhook client; fails closed without a secret; dedupes on `Linear-Delivery`.
+ * `POST /webhooks/linear`: signature over the raw bytes and the signed timestamp (±60 s) checked
+ * by @linear/sdk's webhook client; fails closed without a secret; dedupes on the SHA-256 of the
+ * signed body (`Linear-Delivery` is recorded on the run, never trusted: Linear does not sign it).
  * Handles Issue events (the label trigger) and AgentSessionEvent (the issue delegated to Lisa).
  */
 export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response> {
@@ -22,14 +40,16 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const signature = c.req.header(LINEAR_WEBHOOK_SIGNATURE_HEADER);
 	if (!signature) return c.json({ error: "missing Linear-Signature header" }, 401);
 	try {
-		new LinearWebhookClient(secret).verify(raw, signature);
+		verifierFor(secret).verify(raw, signature);
 	} catch (err) {
 		// The client reads the signed timestamp after the signature matched: a JSON error means the
 		// body is authentic but malformed.
 		if (err instanceof SyntaxError) return c.json({ error: "body is not valid JSON" }, 400);
 		return c.json({ error: (err as Error).message }, 401);
 	}
-	const payload = JSON.parse(raw.toString("utf8")) as LinearIssueEvent & AgentSessionEvent;
+	const body = verifiedJson<LinearIssueEvent & AgentSessionEvent>(c, raw);
+	if (!body.payload) return body.answer;
+	const payload = body.payload;
 	// Answered without the config, so a tracker is never told to retry an event Lisa never wants.
 	if (!HANDLED.includes(payload?.type ?? ""))
 		return ignored(c, `${payload?.type ?? "unknown"} events are not handled`);
@@ -37,12 +57,13 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const { config, answer } = configOr503(c, deps);
 	if (!config) return answer;
 	if (config.source !== "linear") return ignored(c, `the configured source is ${config.source}`);
-	const deliveryId = c.req.header("linear-delivery");
+	const delivery: Delivery = {
+		source: "linear",
+		key: deliveryKey(raw),
+		id: c.req.header("linear-delivery"),
+	};
 
-	if (payload.type === "AgentSessionEvent") {
-		if (!deliveryId) return c.json({ error: "missing Linear-Delivery header" }, 400);
-		return agentSessionEvent(c, deps, payload, deliveryId);
-	}
+	if (payload.type === "AgentSessionEvent") return agentSessionEvent(c, deps, payload, delivery);
 
 	const verdict = linearIssueVerdict(payload, {
 		label: config.source_config.label,
@@ -54,10 +75,7 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const own = await ownActorAnswer(c, deps, "linear", verdict.actorId);
 	if (own) return own;
 
-	if (!deliveryId) return c.json({ error: "missing Linear-Delivery header" }, 400);
-	return acceptDelivery(c, deps, {
-		source: "linear",
-		deliveryId,
+	return acceptDelivery(c, deps, delivery, {
 		issueId: verdict.issueId,
 		issueKey: verdict.issueKey,
 	});
@@ -68,19 +86,19 @@ async function agentSessionEvent(
 	c: Context,
 	deps: ApiDeps,
 	payload: AgentSessionEvent,
-	deliveryId: string,
+	delivery: Delivery,
 ): Promise<Response> {
 	const verdict = agentSessionVerdict(payload);
 	if (verdict.kind === "ignore") return ignored(c, verdict.reason);
 	if (verdict.kind === "start")
-		return acceptDelivery(c, deps, {
-			source: "linear",
-			deliveryId,
+		return acceptDelivery(c, deps, delivery, {
 			issueId: verdict.issueId,
 			issueKey: verdict.issueKey,
 			agentSessionId: verdict.sessionId,
 		});
 
+	const bad = unusableIds(c, { issueId: verdict.issueId, agentSessionId: verdict.sessionId });
+	if (bad) return bad;
 	const run = (await deps.store.runsOfIssue("linear", verdict.issueId)).find(
 		(r) => r.agentSessionId === verdict.sessionId,
 	);
@@ -88,27 +106,19 @@ async function agentSessionEvent(
 	const requestedAt = deps.now().toISOString();
 	if (verdict.kind === "stop") {
 		if (isTerminalRun(run.status)) return ignored(c, `run ${run.runId} already ${run.status}`);
-		return forwardDelivery(c, deps, {
-			source: "linear",
-			deliveryId,
-			message: {
-				type: "run.cancel",
-				runId: run.runId,
-				reason: `stopped in Linear${verdict.by ? ` by ${verdict.by}` : ""}`,
-				requestedAt,
-			},
+		return forwardDelivery(c, deps, delivery, {
+			type: "run.cancel",
+			runId: run.runId,
+			reason: `stopped in Linear${verdict.by ? ` by ${verdict.by}` : ""}`,
+			requestedAt,
 		});
 	}
-	return forwardDelivery(c, deps, {
-		source: "linear",
-		deliveryId,
-		message: {
-			type: "session.prompted",
-			runId: run.runId,
-			activityId: verdict.activityId,
-			body: verdict.body,
-			author: verdict.author,
-			requestedAt,
-		},
+	return forwardDelivery(c, deps, delivery, {
+		type: "session.prompted",
+		runId: run.runId,
+		activityId: verdict.activityId,
+		body: verdict.body,
+		author: verdict.author,
+		requestedAt,
 	});
 }

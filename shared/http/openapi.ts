@@ -7,6 +7,7 @@ import {
 	listQuery,
 	retriedAnswer,
 	runAnswer,
+	runPath,
 	runsAnswer,
 	startBody,
 	startedAnswer,
@@ -34,7 +35,10 @@ const answer = (description: string, schema: Schema) => ({
 	content: { "application/json": { schema: json(schema) } },
 });
 const error = (description: string) => answer(description, errorAnswer);
-const runId = { name: "id", in: "path", required: true, schema: { type: "string" } };
+const { $schema: _, ...runIdJson } = json(runPath.shape.id, "input");
+const runId = { name: "id", in: "path", required: true, schema: runIdJson };
+const badRunId = error("A malformed run id (not a ULID)");
+const tooLarge = error("A body larger than 64 KiB");
 const denied = {
 	401: error("No, a malformed or an unknown bearer token"),
 };
@@ -59,7 +63,7 @@ export function openApiDocument(serverUrl?: string) {
 					parameters: queryParameters(listQuery),
 					responses: {
 						200: answer("A page of runs; `nextCursor` is null on the last", runsAnswer),
-						400: error("A bad filter or cursor"),
+						400: error("A bad filter, or a cursor this listing did not make"),
 						...denied,
 					},
 				},
@@ -71,7 +75,10 @@ export function openApiDocument(serverUrl?: string) {
 					},
 					responses: {
 						202: answer("Queued; the run's id", startedAnswer),
-						400: error("Not JSON, no issue, or a source other than the configured one"),
+						400: error(
+							"Not JSON, no issue, an issue over 512 characters or with spaces, or a source other than the configured one",
+						),
+						413: tooLarge,
 						...adminOnly,
 					},
 				},
@@ -80,7 +87,12 @@ export function openApiDocument(serverUrl?: string) {
 				get: {
 					summary: "A run with its steps",
 					parameters: [runId],
-					responses: { 200: answer("The run", runAnswer), 404: error("No such run"), ...denied },
+					responses: {
+						200: answer("The run", runAnswer),
+						400: badRunId,
+						404: error("No such run"),
+						...denied,
+					},
 				},
 			},
 			"/api/runs/{id}/events": {
@@ -89,7 +101,7 @@ export function openApiDocument(serverUrl?: string) {
 					parameters: [runId, ...queryParameters(eventsQuery)],
 					responses: {
 						200: answer("A page of events", eventsAnswer),
-						400: error("A bad cursor"),
+						400: error("A malformed run id, or a cursor this listing did not make"),
 						404: error("No such run"),
 						...denied,
 					},
@@ -107,7 +119,7 @@ export function openApiDocument(serverUrl?: string) {
 					],
 					responses: {
 						200: { description: "The stream", content: { "text/event-stream": {} } },
-						400: error("A bad event id"),
+						400: error("A malformed run id or event id"),
 						404: error("No such run"),
 						...denied,
 					},
@@ -119,8 +131,10 @@ export function openApiDocument(serverUrl?: string) {
 					parameters: [runId],
 					responses: {
 						202: answer("Cancelling", cancellingAnswer),
+						400: badRunId,
 						404: error("No such run"),
 						409: error("The run is already finished"),
+						413: tooLarge,
 						...adminOnly,
 					},
 				},
@@ -131,8 +145,10 @@ export function openApiDocument(serverUrl?: string) {
 					parameters: [runId],
 					responses: {
 						202: answer("The new run's id", retriedAnswer),
+						400: badRunId,
 						404: error("No such run"),
 						409: error("The run is still active"),
+						413: tooLarge,
 						...adminOnly,
 					},
 				},

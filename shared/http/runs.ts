@@ -6,7 +6,7 @@ import { runStats, STATS_FIELDS } from "../domain/stats";
 import { InvalidCursor } from "../store/dynamo";
 import type { ApiDeps } from "./deps";
 import { runView } from "./run-view";
-import { eventsQuery, listQuery, startBody, statsQuery, streamQuery } from "./schemas";
+import { eventsQuery, listQuery, runPath, startBody, statsQuery, streamQuery } from "./schemas";
 import { runStream } from "./stream";
 
 /** The stats' default window, and how many runs one answer reads at most. */
@@ -55,15 +55,18 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		}),
 	);
 
-	api.get("/runs/:id", async (c) => {
-		const run = await deps.store.getRun(c.req.param("id"));
+	// Every route under /runs/:id takes the id as the store writes it (a ULID), or answers 400.
+	const runId = zValidator("param", runPath, validationError);
+
+	api.get("/runs/:id", runId, async (c) => {
+		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
 		return c.json(runView(run, deps));
 	});
 
-	api.get("/runs/:id/events", zValidator("query", eventsQuery, validationError), (c) =>
+	api.get("/runs/:id/events", runId, zValidator("query", eventsQuery, validationError), (c) =>
 		paged(c, async () => {
-			const id = c.req.param("id");
+			const { id } = c.req.valid("param");
 			if (!(await deps.store.getRun(id))) return c.json({ error: "run not found" }, 404);
 			const q = c.req.valid("query");
 			const page = await deps.store.listEvents(id, q.limit, { cursor: q.cursor });
@@ -71,12 +74,12 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		}),
 	);
 
-	api.get("/runs/:id/stream", async (c) => {
+	api.get("/runs/:id/stream", runId, async (c) => {
 		const query = streamQuery.safeParse({
 			after: c.req.query("after") ?? c.req.header("last-event-id") ?? undefined,
 		});
 		if (!query.success) return validationError(query, c) as Response;
-		const run = await deps.store.getRun(c.req.param("id"));
+		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
 		return runStream(c, deps, run, query.data.after);
 	});
@@ -117,8 +120,8 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		return c.json({ id }, 202);
 	});
 
-	api.post("/runs/:id/cancel", async (c) => {
-		const run = await deps.store.getRun(c.req.param("id"));
+	api.post("/runs/:id/cancel", runId, async (c) => {
+		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
 		if (isTerminalRun(run.status)) return c.json({ error: `run already ${run.status}` }, 409);
 		await deps.queue.send("events", {
@@ -130,8 +133,8 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		return c.json({ id: run.runId, status: "cancelling" }, 202);
 	});
 
-	api.post("/runs/:id/retry", async (c) => {
-		const run = await deps.store.getRun(c.req.param("id"));
+	api.post("/runs/:id/retry", runId, async (c) => {
+		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
 		if (!isTerminalRun(run.status)) return c.json({ error: `run is still ${run.status}` }, 409);
 		const id = deps.newRunId();

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SOURCES } from "../config/schema";
+import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
 import { TRIGGERS } from "../domain/run";
 import { AGENT_STATES, RUN_STATUSES, STEP_STATUSES } from "../domain/states";
 
@@ -20,13 +21,26 @@ const limit = (def: number, max: number) =>
 		.transform((n) => Math.min(n, max))
 		.meta({ description: `Page size (at most ${max}; larger asks get ${max})` });
 
-const cursor = z.string().optional().meta({ description: "`nextCursor` of the previous page" });
+/** A cursor is `nextCursor` as the store wrote it; the store checks what it holds (else 400). */
+const cursor = z
+	.string()
+	.max(1024)
+	.optional()
+	.meta({ description: "`nextCursor` of the previous page, as it was" });
+
+/** The `{id}` of every /api/runs/{id}… route. */
+export const runPath = z.object({ id: runIdSchema.meta({ description: "The run's id (a ULID)" }) });
 
 export const listQuery = z.object({
 	status: z.enum(RUN_STATUSES).optional(),
 	source: z.enum(SOURCES).optional(),
-	repo: z.string().min(1).optional().meta({ description: "Runs with a step in this repo (name)" }),
-	issue: z.string().min(1).optional().meta({ description: "The tracker's issue id or key" }),
+	repo: z
+		.string()
+		.min(1)
+		.max(200)
+		.optional()
+		.meta({ description: "Runs with a step in this repo (name)" }),
+	issue: issueRefSchema.optional().meta({ description: "The tracker's issue id or key" }),
 	since: time.optional().meta({ description: "Created at or after (ISO 8601)" }),
 	until: time.optional().meta({ description: "Created before (ISO 8601)" }),
 	limit: limit(20, 100),
@@ -38,7 +52,7 @@ export const eventsQuery = z.object({ limit: limit(100, 500), cursor });
 export const streamQuery = z.object({
 	after: z
 		.string()
-		.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, "an event id")
+		.regex(ULID_PATTERN, "an event id")
 		.optional()
 		.meta({ description: "Resume after this event id (or send Last-Event-ID)" }),
 });
@@ -51,7 +65,8 @@ export const statsQuery = z.object({
 const issue = z
 	.union([z.string(), z.number()], { error: "issue is required: an id, key (ENG-123) or URL" })
 	.transform((v) => String(v).trim())
-	.pipe(z.string().min(1, "issue is required: an id, key (ENG-123) or URL"));
+	.pipe(z.string().min(1, "issue is required: an id, key (ENG-123) or URL"))
+	.pipe(issueRefSchema);
 
 export const startBody = z.object({
 	source: z.enum(SOURCES).optional().meta({ description: "Default: the configured source" }),

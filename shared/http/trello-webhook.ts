@@ -1,7 +1,15 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { type TrelloWebhook, trelloVerdict } from "../domain/trello-trigger";
-import { acceptDelivery, configOr503, ignored, ownActorAnswer } from "./accept";
+import {
+	acceptDelivery,
+	configOr503,
+	deliveryKey,
+	ignored,
+	ownActorAnswer,
+	tooOld,
+} from "./accept";
+import { decodeUtf8, verifiedJson } from "./body";
 import type { ApiDeps } from "./deps";
 
 /** The callback URL Trello signs with: from LISA_PUBLIC_URL, never from the Host header. */
@@ -10,27 +18,42 @@ export const trelloCallbackUrl = (publicUrl: string) => `${publicUrl}/webhooks/t
 /**
  * `X-Trello-Webhook` = base64 HMAC-SHA1(app secret, body + callback URL). Trello signs the text as
  * a "binary" string (each character's low byte), which differs from UTF-8 only outside ASCII; both
- * forms are accepted.
+ * forms are accepted. Returns the body bytes the signature covers (the raw bytes for the UTF-8
+ * form; the low bytes of the strictly decoded text for the binary form), or undefined when it does
+ * not match. A body that is not UTF-8 has no binary form: it is never decoded leniently, which
+ * would let other bytes (each read as U+FFFD) pass with a signature made for a different text.
  */
-export function trelloSignatureValid(
+export function trelloSignedBytes(
 	raw: Buffer,
 	callbackUrl: string,
 	secret: string,
 	header: string,
-): boolean {
+): Buffer | undefined {
 	const given = Buffer.from(header);
-	const text = raw.toString("utf8") + callbackUrl;
-	return (["latin1", "utf8"] as const).some((encoding) => {
+	const matches = (body: Buffer, encoding: "utf8" | "latin1") => {
 		const expected = Buffer.from(
-			createHmac("sha1", secret).update(Buffer.from(text, encoding)).digest("base64"),
+			createHmac("sha1", secret)
+				.update(body)
+				.update(Buffer.from(callbackUrl, encoding))
+				.digest("base64"),
 		);
 		return expected.length === given.length && timingSafeEqual(expected, given);
-	});
+	};
+	if (matches(raw, "utf8")) return raw;
+	const text = decodeUtf8(raw);
+	if (text === undefined) return undefined;
+	const binary = Buffer.from(text, "latin1");
+	return matches(binary, "latin1") ? binary : undefined;
 }
+
+export const trelloSignatureValid = (...args: Parameters<typeof trelloSignedBytes>) =>
+	trelloSignedBytes(...args) !== undefined;
 
 /**
  * `HEAD /webhooks/trello` answers 200 (Trello checks the URL before creating a webhook);
- * `POST /webhooks/trello` verifies, dedupes on `action.id` and starts a run for a trigger action.
+ * `POST /webhooks/trello` verifies, dedupes on the SHA-256 of the signed bytes, refuses actions
+ * older than the dedupe record lives (Trello signs no timestamp), and starts a run for a trigger
+ * action.
  */
 export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response> {
 	const raw = Buffer.from(await c.req.arrayBuffer());
@@ -45,17 +68,18 @@ export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response
 		);
 	const signature = c.req.header("x-trello-webhook");
 	if (!signature) return c.json({ error: "missing X-Trello-Webhook header" }, 401);
-	if (!trelloSignatureValid(raw, trelloCallbackUrl(publicUrl), secret, signature))
-		return c.json({ error: "signature does not match" }, 401);
+	const signed = trelloSignedBytes(raw, trelloCallbackUrl(publicUrl), secret, signature);
+	if (!signed) return c.json({ error: "signature does not match" }, 401);
 
-	let payload: TrelloWebhook;
-	try {
-		payload = JSON.parse(raw.toString("utf8"));
-	} catch {
-		return c.json({ error: "body is not valid JSON" }, 400);
-	}
+	const body = verifiedJson<TrelloWebhook>(c, raw);
+	if (!body.payload) return body.answer;
+	const payload = body.payload;
 	const actionId = payload.action?.id;
 	if (!actionId) return c.json({ error: "payload has no action.id" }, 400);
+	const date = payload.action?.date;
+	if (!date) return c.json({ error: "payload has no action.date" }, 400);
+	const old = tooOld(c, date, deps.now());
+	if (old) return old;
 
 	const { config, answer } = configOr503(c, deps);
 	if (!config) return answer;
@@ -71,10 +95,10 @@ export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const own = await ownActorAnswer(c, deps, "trello", verdict.actorId);
 	if (own) return own;
 
-	return acceptDelivery(c, deps, {
-		source: "trello",
-		deliveryId: actionId,
-		issueId: verdict.cardId,
-		issueKey: verdict.cardKey,
-	});
+	return acceptDelivery(
+		c,
+		deps,
+		{ source: "trello", key: deliveryKey(signed), id: actionId },
+		{ issueId: verdict.cardId, issueKey: verdict.cardKey },
+	);
 }

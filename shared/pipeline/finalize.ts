@@ -1,12 +1,12 @@
 import { cancelledComment, failureComment, successComment } from "../domain/comments";
 import { finalActivity } from "../domain/linear-session";
-import { tasksToStop } from "../domain/progress";
+import { failPatch, tasksToStop } from "../domain/progress";
 import { prUrls, type Run, type TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
 import { NotConfigured, type Source, TrackerError } from "../trackers/tracker";
 import type { PipelineDeps } from "./deps";
-import { note } from "./mutate";
+import { mutate, note } from "./mutate";
 import { recordProgress } from "./report";
 
 type Effect = keyof TrackerProgress;
@@ -45,6 +45,27 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 	if (run.issueId) await deps.store.releaseIssueLock(run.source, run.issueId, runId);
 	await releaseSlot(deps, runId);
 	await recordProgress(deps, runId, { done: true });
+}
+
+/**
+ * Fails a run Lisa cannot take further (a message that failed for good, an intake that never
+ * completes), says why on its timeline, and finalizes it; a finalize that cannot finish now is left
+ * to the sweeper. Nothing happens to a run that already ended.
+ */
+export async function failForGood(
+	deps: PipelineDeps,
+	runId: string,
+	reason: string,
+): Promise<void> {
+	const now = deps.now().toISOString();
+	const res = await mutate(deps, runId, (r) =>
+		isTerminalRun(r.status) ? {} : { patch: failPatch(r, now, reason) },
+	);
+	if (!res?.changed) return;
+	await note(deps, runId, "run.failed", reason);
+	await finalize(deps, runId).catch((err) => {
+		deps.log.warn({ err, runId }, "could not finalize a run that failed for good yet");
+	});
 }
 
 /**
@@ -96,7 +117,7 @@ function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
 	const effects = run.issue && !run.tracker.skip ? issueEffects(run, deps) : [];
 	// A session run answers in its session whatever happened to the issue (even a lost lock race).
 	const sessionId = run.agentSessionId;
-	if (sessionId)
+	if (sessionId && !run.tracker.untouched)
 		effects.push([
 			"sessionFinal",
 			async (t, r) => {

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { issueWebhook, linearHeaders } from "../../test/doubles/linear/webhook";
 import { type PipelineWorld, pipelineWorld } from "../../test/support/pipeline";
 import { MAX_PROMPTS } from "../domain/session-prompts";
+import { deliveryKey } from "../http/accept";
 import { createApp } from "../http/app";
 import type { RunRequested } from "../queue/messages";
 import { handleRunRequested } from "./intake";
@@ -81,33 +82,80 @@ describe("follow-ups in a run's agent session (issue 6b)", () => {
 	});
 });
 
-describe("a webhook delivery whose claim was left pending (issue 6c)", () => {
-	it("is retried by the provider with the same run id, so it makes one run", async () => {
+describe("a webhook delivery whose claim was left behind (issue 6c)", () => {
+	const delivery = (title: string) => {
 		const app = createApp(w.deps);
-		const issue = w.issue("Delivered, then retried");
+		const issue = w.issue(title);
 		const body = JSON.stringify(issueWebhook({ action: "create", issue, double: w.linear }));
-		const headers = linearHeaders(body, w.settings.linear.webhookSecret ?? "", "delivery-6c");
+		const headers = linearHeaders(body, w.settings.linear.webhookSecret ?? "");
 		const post = () => app.request("/webhooks/linear", { method: "POST", body, headers });
+		return { issue, post, key: deliveryKey(Buffer.from(body)) };
+	};
 
-		// The message is sent, then the process dies before marking the delivery queued.
-		w.failDynamo((r) => r.command === "UpdateItemCommand" && r.json.includes("DELIVERY#linear"));
-		const first = await post();
-		expect(first.status).toBe(202);
-		const { runId } = (await first.json()) as { runId: string };
+	it("is sent again with the claim's run id when the process died between the claim and the send", async () => {
+		const { issue, post, key } = delivery("Claimed, never sent");
+		// The claim is written, then the process dies before it sends the message.
+		w.afterDynamo(
+			(r) => r.command === "PutItemCommand" && r.json.includes("DELIVERY#linear"),
+			async () => {
+				throw new Error("Task timed out after 30.00 seconds");
+			},
+		);
+		expect((await post()).status).toBe(500);
+		const claim = await w.store.deliveryClaim("linear", key, w.now().getTime());
+		expect(claim?.runId).toMatch(/^[0-9A-Z]{26}$/);
 
 		// Within a minute the claim counts as in flight: the retry is a duplicate.
 		expect(await (await post()).json()).toEqual({ duplicate: true });
-		// Later the provider's retry takes the stale claim over, with the claim's run id.
+		// Later the provider's retry finds no run for the claim and sends it, with the claim's id.
+		w.advance(61_000);
+		const retry = await post();
+		expect(retry.status).toBe(202);
+		expect(await retry.json()).toEqual({ runId: claim?.runId });
+
+		await w.settle();
+		const runs = await w.store.runsOfIssue("linear", issue.id);
+		expect(runs.map((r) => [r.runId, r.status])).toEqual([[claim?.runId, "running"]]);
+		expect(w.launchesOf(claim?.runId ?? "")).toHaveLength(1);
+		// Its run exists: a further retry is a duplicate.
+		w.advance(61_000);
+		expect(await (await post()).json()).toEqual({ duplicate: true });
+	});
+
+	it("makes one run when the message was sent but the answer was lost", async () => {
+		const { issue, post } = delivery("Sent, answer lost");
+		const first = await post();
+		expect(first.status).toBe(202);
+		const { runId } = (await first.json()) as { runId: string };
+		// The tracker retries after a minute, before the intake took the message: it is sent again
+		// with the same run id, and the intake makes one run of the two messages.
 		w.advance(61_000);
 		const retry = await post();
 		expect(retry.status).toBe(202);
 		expect(await retry.json()).toEqual({ runId });
-
 		await w.settle();
 		const runs = await w.store.runsOfIssue("linear", issue.id);
-		expect(runs.map((r) => [r.runId, r.status])).toEqual([[runId, "running"]]);
+		expect(runs.map((r) => r.runId)).toEqual([runId]);
 		expect(w.launchesOf(runId)).toHaveLength(1);
-		// The retry's claim was marked queued: a further retry is a duplicate.
-		expect(await (await post()).json()).toEqual({ duplicate: true });
+		expect(w.comments(issue.id)).toHaveLength(1);
+	});
+
+	it("gives the claim back when the send fails, so the tracker's retry is accepted", async () => {
+		const { issue, post, key } = delivery("Queue down");
+		const send = w.deps.queue.send;
+		w.deps.queue.send = async () => {
+			throw new Error("connect ECONNREFUSED");
+		};
+		try {
+			const refused = await post();
+			expect(refused.status).toBe(503);
+		} finally {
+			w.deps.queue.send = send;
+		}
+		expect(await w.store.deliveryClaim("linear", key, w.now().getTime())).toBeUndefined();
+		const retry = await post();
+		expect(retry.status).toBe(202);
+		await w.settle();
+		expect(await w.store.runsOfIssue("linear", issue.id)).toHaveLength(1);
 	});
 });

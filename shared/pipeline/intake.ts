@@ -1,11 +1,13 @@
 import { ulid } from "ulid";
+import type { LisaConfig } from "../config/schema";
 import { holdsIssue } from "../domain/issue-lock";
 import { cancelPatch, failPatch } from "../domain/progress";
+import { whyNotQualifying, whySessionNotLive } from "../domain/qualify";
 import { type IssueSnapshot, newRun, newStep, pickRepo, planStep, type Run } from "../domain/run";
 import { isTerminalRun, nextRunStatus } from "../domain/states";
 import { workflowStates } from "../domain/workflow";
 import type { RunRequested } from "../queue/messages";
-import { NotConfigured, TrackerError } from "../trackers/tracker";
+import { NotConfigured, type SourceIssue, TrackerError } from "../trackers/tracker";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
@@ -15,16 +17,15 @@ import { claimLaunch, startTask } from "./steps";
 const MAX_DESCRIPTION = 64 * 1024;
 
 /**
- * `run.requested`: create the run, fetch the issue, take the issue's lock, snapshot the config,
- * take a run slot, move the issue to in_progress and launch the first step (the planning step with
- * several repos). Every stage is idempotent, so a redelivered message resumes where it stopped.
+ * `run.requested`: create the run, fetch the issue, check that a webhook's issue still waits for
+ * Lisa, take the issue's lock, snapshot the config, take a run slot, move the issue to in_progress
+ * and launch the first step (the planning step with several repos). Every stage is idempotent, so
+ * a redelivered message resumes where it stopped.
  */
 export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested): Promise<void> {
 	const runId = msg.runId ?? ulid();
 	let run = await ensureRun(deps, runId, msg);
 	if (isTerminalRun(run.status)) return finalize(deps, runId);
-	// Linear shows an agent as unresponsive without an activity within 10 s: answer first.
-	run = await acknowledgeSession(deps, run);
 
 	if (!run.config) {
 		const prepared = await prepare(deps, run);
@@ -32,6 +33,8 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 		run = prepared;
 	}
 	if (run.status === "queued" || isTerminalRun(run.status)) return finalize(deps, runId);
+	// Said in prepare already, unless posting it failed there.
+	run = await acknowledgeSession(deps, run);
 
 	if (!run.tracker.started) run = await markStarted(deps, run);
 	if (!run.tracker.startComment) run = await reportStart(deps, run);
@@ -90,15 +93,32 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	if (state.status === "invalid") return fail(deps, run.runId, state.error.message);
 	const config = state.config;
 
-	let issue: IssueSnapshot;
+	let found: SourceIssue;
 	try {
-		const found = await deps.tracker(run.source).fetchIssue(run.issueKey ?? run.issueId);
-		issue = { ...found, description: found.description.slice(0, MAX_DESCRIPTION) };
+		found = await deps.tracker(run.source).fetchIssue(run.issueKey ?? run.issueId);
 	} catch (err) {
 		if (err instanceof NotConfigured) return fail(deps, run.runId, err.message);
 		if (err instanceof TrackerError && !err.transient) return fail(deps, run.runId, err.message);
 		throw err; // transient: the message is redelivered
 	}
+	const issue: IssueSnapshot = {
+		id: found.id,
+		key: found.key,
+		title: found.title,
+		description: found.description.slice(0, MAX_DESCRIPTION),
+		url: found.url,
+		teamId: found.teamId,
+	};
+
+	// Before anything reaches the tracker: a webhook's run stands only while its issue (or agent
+	// session) still waits for Lisa. API, retry and poll runs were asked for explicitly.
+	if (run.trigger === "webhook") {
+		const why = await whyUnwanted(deps, run, found, config);
+		if (why) return cancelUnwanted(deps, run, issue, why);
+	}
+	// Linear shows an agent as unresponsive without an activity within 10 s: answer before waiting
+	// for the issue's lock or a slot.
+	run = await acknowledgeSession(deps, run);
 
 	const lock = await deps.store.acquireIssueLock(run.source, issue.id, run.runId);
 	if (!lock.acquired) {
@@ -173,6 +193,66 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 				)
 			: note(deps, run.runId, "run.started", `working on ${what} in ${first.repo}`));
 	return res?.run;
+}
+
+/** Why a webhook's run no longer has anything to do, or undefined when its issue still waits. */
+async function whyUnwanted(
+	deps: PipelineDeps,
+	run: Run,
+	issue: SourceIssue,
+	config: LisaConfig,
+): Promise<string | undefined> {
+	if (!run.agentSessionId) return whyNotQualifying(run.source, issue, config.source_config);
+	const sessions = deps.tracker(run.source).sessions;
+	if (sessions) {
+		try {
+			const why = whySessionNotLive(await sessions.state(run.agentSessionId));
+			if (why) return why;
+		} catch (err) {
+			if (err instanceof TrackerError && !err.transient)
+				return `its agent session could not be read: ${err.message}`;
+			throw err;
+		}
+	}
+	// One run per session: the tracker's retry of a delegation (a new delivery) is not a new request.
+	const earlier = (await deps.store.runsOfIssue(run.source, issue.id)).find(
+		(r) => r.agentSessionId === run.agentSessionId && r.runId < run.runId,
+	);
+	return earlier ? `its agent session already has run ${earlier.runId}` : undefined;
+}
+
+/**
+ * Cancels a webhook's run whose issue no longer waits for Lisa (a replayed or late delivery), or
+ * already has an active run. Nothing of it reaches the tracker, not even its agent session.
+ */
+async function cancelUnwanted(
+	deps: PipelineDeps,
+	run: Run,
+	issue: IssueSnapshot,
+	why: string,
+): Promise<undefined> {
+	const name = issue.key ?? issue.id;
+	const holder = await deps.store.issueLockHolder(run.source, issue.id);
+	const other = holder && holder !== run.runId ? await deps.store.getRun(holder) : undefined;
+	const active = other && !isTerminalRun(other.status) ? other : undefined;
+	const reason = active
+		? `issue ${name} already has an active run (${active.runId})`
+		: `issue ${name} no longer waits for Lisa: ${why}`;
+	const now = deps.now().toISOString();
+	await mutate(deps, run.runId, (r) => {
+		if (isTerminalRun(r.status)) return {};
+		const cancel = cancelPatch(r, now, reason);
+		return {
+			patch: {
+				...cancel,
+				set: { ...cancel.set, issueId: issue.id, tracker: { skip: true, untouched: true } },
+			},
+		};
+	});
+	await note(deps, run.runId, "run.cancelled", reason, {
+		data: { notWaiting: why, ...(active ? { activeRun: active.runId } : {}) },
+	});
+	return undefined;
 }
 
 /** Leaves the run queued for the sweeper (or a finishing run) to send its request again; said once. */

@@ -3,7 +3,7 @@ import { reportMessage } from "../domain/progress";
 import { type Run, type Step, stepStatusAfter } from "../domain/run";
 import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
 import type { PipelineDeps } from "./deps";
-import { finalize, redrive } from "./finalize";
+import { failForGood, finalize, redrive } from "./finalize";
 import { mutate, note } from "./mutate";
 import { claimLaunch, failAttempt, handleStepFinished, scheduleLaunch, startTask } from "./steps";
 
@@ -16,6 +16,11 @@ export const SWEEP = {
 	queuedGraceMs: 60_000,
 	/** A started run whose first step is still pending this long lost its intake message. */
 	intakeGraceMs: 60_000,
+	/**
+	 * Re-sends of a run's request after its intake stopped before the run gives up: an intake that
+	 * fails every time (an error no retry cures) ends visibly instead of being sent again forever.
+	 */
+	maxIntakeRedrives: 10,
 	/** A task that has not started (no heartbeat) this long after launch is lost. */
 	launchGraceMs: 5 * 60_000,
 	/** A running task silent for this long is lost (it heartbeats every ~10 s). */
@@ -66,15 +71,9 @@ export async function sweep(
 
 	for (const run of await deps.store.runsByStatus("queued", { before: ago(SWEEP.queuedGraceMs) }))
 		await guarded(deps, pass, run.runId, async () => {
-			await redrive(deps, run);
-			// A run waiting for a slot is asked again every sweep; its timeline says so once.
-			if (!run.waitingSince)
-				await note(
-					deps,
-					run.runId,
-					"run.redriven",
-					"run was still queued; its request was sent again",
-				);
+			// A run waiting for a slot (or its issue) is asked again every sweep; it is not stuck.
+			if (run.waitingSince) await redrive(deps, run);
+			else if (!(await redriveIntake(deps, run, "run was still queued"))) return;
 			pass.report.redriven++;
 		});
 
@@ -153,14 +152,35 @@ async function checkScheduled(deps: PipelineDeps, run: Run, step: Step, pass: Pa
  */
 async function resumeIntake(deps: PipelineDeps, run: Run, pass: Pass): Promise<void> {
 	if (!pass.restarted && pass.age(run.updatedAt) <= SWEEP.intakeGraceMs) return;
-	await redrive(deps, run);
-	await note(
-		deps,
-		run.runId,
-		"run.redriven",
-		"the run had not launched its first step; its request was sent again",
-	);
-	pass.report.redriven++;
+	if (await redriveIntake(deps, run, "the run had not launched its first step"))
+		pass.report.redriven++;
+}
+
+/**
+ * Sends the request of a run whose intake stopped again, counted on the run; after
+ * SWEEP.maxIntakeRedrives the run fails instead. Returns whether it was sent.
+ */
+async function redriveIntake(deps: PipelineDeps, run: Run, why: string): Promise<boolean> {
+	const max = SWEEP.maxIntakeRedrives;
+	const res = await mutate(deps, run.runId, (r) => {
+		if (r.status !== run.status || r.version !== run.version) return {};
+		if ((r.intakeRedrives ?? 0) >= max) return { give: true };
+		return { patch: { set: { intakeRedrives: (r.intakeRedrives ?? 0) + 1 } } };
+	});
+	if (res?.decision.give) {
+		await failForGood(
+			deps,
+			run.runId,
+			`its intake did not complete: the request was sent again ${max} times (see the logs)`,
+		);
+		return false;
+	}
+	if (!res?.changed) return false;
+	await redrive(deps, res.run);
+	await note(deps, run.runId, "run.redriven", `${why}; its request was sent again`, {
+		data: { redrives: res.run.intakeRedrives },
+	});
+	return true;
 }
 
 /** The step as it is now (read unless `fresh` was just read); undefined when nothing is left to check. */

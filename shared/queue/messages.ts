@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { SOURCES } from "../config/schema";
+import { issueRefSchema, runIdSchema } from "../domain/ids";
 import { planSchema } from "../domain/plan";
 import { TRIGGERS } from "../domain/run";
 
-// Queue messages (DESIGN §8). Every message is validated on both ends.
+// Queue messages (DESIGN §8). Every message is validated on both ends. Run ids are ULIDs and
+// issue ids, keys and the trackers' other ids are bounded printable text (shared/domain/ids.ts):
+// an id that could not be a store key, a path or a log line never gets into a message.
 
 /** A link shown to people (dashboard, tracker): http(s) only, never javascript: or data:. */
 const webUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
@@ -11,23 +14,24 @@ const webUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 export const runRequestedSchema = z.object({
 	type: z.literal("run.requested"),
 	source: z.enum(SOURCES),
-	issueId: z.string().min(1),
-	issueKey: z.string().optional(),
+	issueId: issueRefSchema,
+	issueKey: issueRefSchema.optional(),
 	trigger: z.enum(TRIGGERS),
-	deliveryId: z.string().optional(),
+	/** The tracker's own id of the webhook delivery (informational). */
+	deliveryId: issueRefSchema.optional(),
 	requestedAt: z.string(),
 	/** Chosen by the sender so a redelivered message resumes the same run. */
-	runId: z.string().min(1).optional(),
+	runId: runIdSchema.optional(),
 	/** For `retry`: the run this one retries. */
-	retryOf: z.string().optional(),
+	retryOf: runIdSchema.optional(),
 	/** The Linear agent session that asked for the run (the issue was delegated to Lisa). */
-	agentSessionId: z.string().optional(),
+	agentSessionId: issueRefSchema.optional(),
 });
 export type RunRequested = z.infer<typeof runRequestedSchema>;
 
 export const stepFinishedSchema = z.object({
 	type: z.literal("step.finished"),
-	runId: z.string().min(1),
+	runId: runIdSchema,
 	stepIndex: z.number().int().min(0),
 	attempt: z.number().int().min(1),
 	outcome: z.enum(["succeeded", "failed"]),
@@ -44,7 +48,7 @@ export type StepFinished = z.infer<typeof stepFinishedSchema>;
 /** A retry's backoff is over: launch the attempt (sent delayed by the events handler). */
 export const stepLaunchSchema = z.object({
 	type: z.literal("step.launch"),
-	runId: z.string().min(1),
+	runId: runIdSchema,
 	stepIndex: z.number().int().min(0),
 	attempt: z.number().int().min(2),
 });
@@ -53,7 +57,7 @@ export type StepLaunch = z.infer<typeof stepLaunchSchema>;
 /** Sent by the API so that only the pipeline handlers write a run's status. */
 export const cancelRequestedSchema = z.object({
 	type: z.literal("run.cancel"),
-	runId: z.string().min(1),
+	runId: runIdSchema,
 	reason: z.string(),
 	requestedAt: z.string(),
 });
@@ -62,8 +66,8 @@ export type CancelRequested = z.infer<typeof cancelRequestedSchema>;
 /** A follow-up written in a run's Linear agent session. */
 export const sessionPromptedSchema = z.object({
 	type: z.literal("session.prompted"),
-	runId: z.string().min(1),
-	activityId: z.string().min(1),
+	runId: runIdSchema,
+	activityId: issueRefSchema,
 	body: z.string(),
 	author: z.string().optional(),
 	requestedAt: z.string(),
@@ -73,7 +77,7 @@ export type SessionPrompted = z.infer<typeof sessionPromptedSchema>;
 /** One of a run's pull requests was closed, merged or not (GitHub's `pull_request` webhook). */
 export const pullRequestClosedSchema = z.object({
 	type: z.literal("pr.closed"),
-	runId: z.string().min(1),
+	runId: runIdSchema,
 	prUrl: webUrl,
 	merged: z.boolean(),
 	at: z.string(),

@@ -19,7 +19,7 @@ function makeRun(over: Partial<Run> = {}): Run {
 	n++;
 	return {
 		...newRun({
-			runId: `R${String(n).padStart(4, "0")}`,
+			runId: ulid(Date.parse(at(n))),
 			source: "linear",
 			issueId: `issue-${n}`,
 			trigger: "webhook",
@@ -167,6 +167,21 @@ describe("DynamoStore against dynalite", () => {
 		await expect(store.listRuns({ limit: 2, cursor: "not-a-cursor" })).rejects.toBeInstanceOf(
 			InvalidCursor,
 		);
+		// Only a cursor this listing made: not the feed's cursor for the status index, not one with
+		// a key added or changed, not another run's timeline position.
+		const forged = (k: Record<string, unknown>) =>
+			Buffer.from(JSON.stringify(k)).toString("base64url");
+		const position = JSON.parse(Buffer.from(first.nextCursor ?? "", "base64url").toString());
+		for (const cursor of [
+			forged({ ...position, extra: "x" }),
+			forged({ ...position, gsi3sk: ids[0] }),
+			forged({ ...position, pk: "GUARD#x" }),
+			forged({ pk: position.pk, sk: "RUN" }),
+		])
+			await expect(store.listRuns({ limit: 2, cursor })).rejects.toBeInstanceOf(InvalidCursor);
+		await expect(
+			store.listRuns({ status: "queued", limit: 2, cursor: first.nextCursor }),
+		).rejects.toBeInstanceOf(InvalidCursor);
 	});
 
 	it("finds runs by status in an update-time window and by issue", async () => {
@@ -210,45 +225,37 @@ describe("DynamoStore against dynalite", () => {
 		expect(await store.acquireIssueLock("linear", "lock-1", "C")).toEqual({ acquired: true });
 	});
 
-	it("dedupes deliveries, with expiry and stale-claim takeover", async () => {
-		const opts = { nowMs: Date.UTC(2026, 10, 21), ttlSeconds: 60, staleMs: 30_000 };
-		expect(await store.claimDelivery("linear", "d1", "R-a", opts)).toBe("R-a");
-		expect(await store.claimDelivery("linear", "d1", "R-b", opts)).toBeUndefined();
-		// A claim left pending by a dead process is taken over after staleMs, with its run id: if the
-		// dead process did send its message, the retry's resumes the same run.
-		expect(
-			await store.claimDelivery("linear", "d1", "R-b", { ...opts, nowMs: opts.nowMs + 31_000 }),
-		).toBe("R-a");
-		// The takeover is a claim like any other: fresh for staleMs.
-		expect(
-			await store.claimDelivery("linear", "d1", "R-x", { ...opts, nowMs: opts.nowMs + 40_000 }),
-		).toBeUndefined();
-		await store.markDeliveryQueued("linear", "d1");
-		// … but a queued one is not, until it expires.
-		expect(
-			await store.claimDelivery("linear", "d1", "R-c", { ...opts, nowMs: opts.nowMs + 90_000 }),
-		).toBeUndefined();
-		expect(
-			await store.claimDelivery("linear", "d1", "R-c", { ...opts, nowMs: opts.nowMs + 100_000 }),
-		).toBe("R-c");
-		await store.releaseDelivery("linear", "d1", "R-c");
-		expect(
-			await store.claimDelivery("linear", "d1", "R-d", { ...opts, nowMs: opts.nowMs + 100_000 }),
-		).toBe("R-d");
+	it("records a delivery once, until its record expires or is given back", async () => {
+		const opts = { nowMs: Date.UTC(2026, 10, 21), ttlSeconds: 60 };
+		expect(await store.claimDelivery("linear", "k1", "R-a", opts)).toBe(true);
+		expect(await store.claimDelivery("linear", "k1", "R-b", opts)).toBe(false);
+		// The claim says which run id its message carries, and since when.
+		expect(await store.deliveryClaim("linear", "k1", opts.nowMs)).toEqual({
+			runId: "R-a",
+			claimedAt: opts.nowMs,
+		});
+		// Another source's delivery with the same key is another delivery.
+		expect(await store.claimDelivery("github", "k1", "R-g", opts)).toBe(true);
+		// Expired (TTL deletion is lazy): absent to a read, claimable again.
+		const later = { ...opts, nowMs: opts.nowMs + 61_000 };
+		expect(await store.deliveryClaim("linear", "k1", later.nowMs)).toBeUndefined();
+		expect(await store.claimDelivery("linear", "k1", "R-c", later)).toBe(true);
+		// Only its own claim can be given back.
+		await store.releaseDelivery("linear", "k1", "R-a");
+		expect((await store.deliveryClaim("linear", "k1", later.nowMs))?.runId).toBe("R-c");
+		await store.releaseDelivery("linear", "k1", "R-c");
+		expect(await store.deliveryClaim("linear", "k1", later.nowMs)).toBeUndefined();
+		expect(await store.claimDelivery("linear", "k1", "R-d", later)).toBe(true);
 	});
 
-	it("claims a delivery exactly once under concurrency", async () => {
-		const opts = { nowMs: Date.now(), ttlSeconds: 60, staleMs: 30_000 };
+	it("records a delivery exactly once under concurrency", async () => {
+		const opts = { nowMs: Date.now(), ttlSeconds: 60 };
 		const results = await Promise.all(
 			Array.from({ length: 20 }, (_, i) => store.claimDelivery("linear", "race", `R${i}`, opts)),
 		);
 		expect(results.filter(Boolean)).toHaveLength(1);
-		// A stale claim taken over by several retries at once goes to exactly one, with the first id.
-		const later = { ...opts, nowMs: opts.nowMs + 31_000 };
-		const retries = await Promise.all(
-			Array.from({ length: 10 }, (_, i) => store.claimDelivery("linear", "race", `S${i}`, later)),
-		);
-		expect(retries.filter(Boolean)).toEqual(results.filter(Boolean));
+		const winner = `R${results.indexOf(true)}`;
+		expect((await store.deliveryClaim("linear", "race", opts.nowMs))?.runId).toBe(winner);
 	});
 
 	it("keeps an append-only timeline in order, paged", async () => {

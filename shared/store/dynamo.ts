@@ -78,14 +78,65 @@ const isConditionFailure = (err: unknown) =>
 const encodeCursor = (k: Record<string, unknown>) =>
 	Buffer.from(JSON.stringify(k)).toString("base64url");
 
-function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
-	if (!cursor) return undefined;
+/** What a cursor may hold: exactly the keys the store put in it, with the values it writes. */
+type CursorShape = (k: Record<string, unknown>) => boolean;
+
+/** Longest cursor the store makes (a run's keys in base64url) is far shorter. */
+const MAX_CURSOR = 1024;
+
+/**
+ * The start key a cursor names, if it is one this store made for this listing; else InvalidCursor.
+ * A cursor becomes DynamoDB's ExclusiveStartKey, so a made-up or foreign one (another listing's,
+ * another run's) is refused here rather than by DynamoDB.
+ */
+function decodeCursor(
+	cursor: string | undefined,
+	shape: CursorShape,
+): Record<string, unknown> | undefined {
+	if (cursor === undefined) return undefined;
+	if (cursor.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursor();
+	let parsed: unknown;
 	try {
-		const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-		if (parsed && typeof parsed === "object") return parsed;
-	} catch {}
-	throw new InvalidCursor();
+		parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+	} catch {
+		throw new InvalidCursor();
+	}
+	if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+		throw new InvalidCursor();
+	if (!shape(parsed as Record<string, unknown>)) throw new InvalidCursor();
+	return parsed as Record<string, unknown>;
 }
+
+const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
+const RUN_PK = new RegExp(`^RUN#(${ULID})$`);
+const EVENT_SK = new RegExp(`^EVT#${ULID}$`);
+/** `<updatedAt>#<runId>`: the status index's sort key. */
+const STATUS_SK = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z#(.+)$/;
+
+const hasExactly = (k: Record<string, unknown>, names: string[]) =>
+	Object.keys(k).length === names.length && names.every((n) => typeof k[n] === "string");
+
+/** A position in a runs listing: a run item's keys and the index's, all of the same run. */
+function runCursor(index: IndexName, status?: RunStatus): CursorShape {
+	const { hashKey, rangeKey } = INDEXES[index];
+	return (k) => {
+		if (!hasExactly(k, ["pk", "sk", hashKey, rangeKey]) || k.sk !== "RUN") return false;
+		const runId = RUN_PK.exec(k.pk as string)?.[1];
+		if (!runId) return false;
+		if (index === "byCreated") return k[hashKey] === key.feedPartition && k[rangeKey] === runId;
+		return (
+			status !== undefined &&
+			k[hashKey] === key.statusPartition(status) &&
+			STATUS_SK.exec(k[rangeKey] as string)?.[2] === runId
+		);
+	};
+}
+
+/** A position in one run's timeline: an event of that run. */
+const eventCursor =
+	(runId: string): CursorShape =>
+	(k) =>
+		hasExactly(k, ["pk", "sk"]) && k.pk === key.run(runId).pk && EVENT_SK.test(k.sk as string);
 
 export class InvalidCursor extends Error {
 	constructor() {
@@ -392,7 +443,7 @@ export class DynamoStore {
 				ScanIndexForward: false,
 			},
 			q.limit,
-			q.cursor,
+			decodeCursor(q.cursor, runCursor(index, q.status)),
 			[hashKey, rangeKey],
 			toRun,
 		);
@@ -485,14 +536,14 @@ export class DynamoStore {
 	private async queryPage<T>(
 		input: QueryCommandInput,
 		limit: number,
-		cursor: string | undefined,
+		from: Record<string, unknown> | undefined,
 		indexKeys: string[],
 		map: (item: Record<string, unknown>) => T,
 	): Promise<Page<T>> {
 		// One item past the limit tells whether there is a next page, so a page that ends exactly at
 		// the last item has no cursor.
 		const items: Record<string, unknown>[] = [];
-		let start = decodeCursor(cursor);
+		let start = from;
 		for (let pages = 0; pages < 10 && items.length <= limit; pages++) {
 			const out = await this.doc.send(
 				new QueryCommand({
@@ -558,7 +609,9 @@ export class DynamoStore {
 		limit: number,
 		from: { cursor?: string; after?: string } = {},
 	): Promise<Page<RunEvent>> {
-		const cursor = from.after ? encodeCursor(key.event(runId, from.after)) : from.cursor;
+		const start = from.after
+			? key.event(runId, from.after)
+			: decodeCursor(from.cursor, eventCursor(runId));
 		return this.queryPage(
 			{
 				TableName: this.table,
@@ -567,7 +620,7 @@ export class DynamoStore {
 				ScanIndexForward: true,
 			},
 			limit,
-			cursor,
+			start,
 			[],
 			stripKeys<RunEvent>,
 		);
@@ -721,85 +774,66 @@ export class DynamoStore {
 	// ── webhook delivery dedupe ───────────────────────────────────────────────────────────────
 
 	/**
-	 * Claims a delivery id; returns the run id to send it with, or undefined for a duplicate. A
-	 * claim left `pending` longer than `staleMs` (the process died between claiming and marking it
-	 * queued) is claimed again with its own run id: the provider's retry is not lost, and if the
-	 * dead process did enqueue, the retry's message resumes the same run instead of making another.
+	 * Records a delivery (by the key of what its signature covers) as accepted, to be sent with
+	 * `runId`: one conditional put, the only write an accepted webhook makes. False when the delivery
+	 * was recorded before and its record has not expired.
 	 */
 	async claimDelivery(
 		source: string,
-		deliveryId: string,
+		dedupeKey: string,
 		runId: string,
-		opts: { nowMs: number; ttlSeconds: number; staleMs: number },
-	): Promise<string | undefined> {
-		const itemKey = key.delivery(source, deliveryId);
+		opts: { nowMs: number; ttlSeconds: number },
+	): Promise<boolean> {
 		const nowS = Math.floor(opts.nowMs / 1000);
-		const expiresAt = nowS + opts.ttlSeconds;
 		try {
 			await this.doc.send(
 				new PutCommand({
 					TableName: this.table,
 					Item: {
-						...itemKey,
+						...key.delivery(source, dedupeKey),
 						kind: "delivery",
 						runId,
-						state: "pending",
 						claimedAt: opts.nowMs,
-						expiresAt,
+						expiresAt: nowS + opts.ttlSeconds,
 					},
 					// TTL deletion is lazy in AWS and absent locally: an expired item counts as absent.
 					ConditionExpression: "attribute_not_exists(pk) OR expiresAt < :nowS",
 					ExpressionAttributeValues: { ":nowS": nowS },
 				}),
 			);
-			return runId;
+			return true;
 		} catch (err) {
-			if (!isConditionFailure(err)) throw err;
-		}
-		try {
-			const out = await this.doc.send(
-				new UpdateCommand({
-					TableName: this.table,
-					Key: itemKey,
-					UpdateExpression: "SET claimedAt = :now, expiresAt = :exp",
-					ConditionExpression: "#state = :pending AND claimedAt < :stale AND expiresAt >= :nowS",
-					ExpressionAttributeNames: { "#state": "state" },
-					ExpressionAttributeValues: {
-						":now": opts.nowMs,
-						":exp": expiresAt,
-						":pending": "pending",
-						":stale": opts.nowMs - opts.staleMs,
-						":nowS": nowS,
-					},
-					ReturnValues: "ALL_NEW",
-				}),
-			);
-			return typeof out.Attributes?.runId === "string" ? out.Attributes.runId : undefined;
-		} catch (err) {
-			if (isConditionFailure(err)) return undefined;
+			if (isConditionFailure(err)) return false;
 			throw err;
 		}
 	}
 
-	async markDeliveryQueued(source: string, deliveryId: string): Promise<void> {
-		await this.doc.send(
-			new UpdateCommand({
+	/** A delivery's unexpired record, read consistently: the run id it was sent with, and when. */
+	async deliveryClaim(
+		source: string,
+		dedupeKey: string,
+		nowMs: number,
+	): Promise<{ runId: string; claimedAt: number } | undefined> {
+		const out = await this.doc.send(
+			new GetCommand({
 				TableName: this.table,
-				Key: key.delivery(source, deliveryId),
-				UpdateExpression: "SET #state = :queued",
-				ExpressionAttributeNames: { "#state": "state" },
-				ExpressionAttributeValues: { ":queued": "queued" },
+				Key: key.delivery(source, dedupeKey),
+				ConsistentRead: true,
 			}),
 		);
+		const item = out.Item;
+		if (!item || typeof item.runId !== "string" || typeof item.claimedAt !== "number") return;
+		if (typeof item.expiresAt === "number" && item.expiresAt < Math.floor(nowMs / 1000)) return;
+		return { runId: item.runId, claimedAt: item.claimedAt };
 	}
 
 	/** Gives a claim back (enqueueing failed) so the provider's retry is accepted. */
-	async releaseDelivery(source: string, deliveryId: string, runId: string): Promise<void> {
+	async releaseDelivery(source: string, dedupeKey: string, runId: string): Promise<void> {
 		try {
 			await this.doc.send(
 				new DeleteCommand({
 					TableName: this.table,
-					Key: key.delivery(source, deliveryId),
+					Key: key.delivery(source, dedupeKey),
 					ConditionExpression: "runId = :me",
 					ExpressionAttributeValues: { ":me": runId },
 				}),

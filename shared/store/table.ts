@@ -23,8 +23,9 @@ export const key = {
 		pk: `ISSUE#${source}#${issueId}`,
 		sk: "ACTIVE",
 	}),
-	delivery: (source: string, deliveryId: string) => ({
-		pk: `DELIVERY#${source}#${deliveryId}`,
+	/** A webhook delivery, by the SHA-256 of what its signature covers. */
+	delivery: (source: string, dedupeKey: string) => ({
+		pk: `DELIVERY#${source}#${dedupeKey}`,
 		sk: "DELIVERY",
 	}),
 	/** Per-repo guardrails: recent failure summaries offered to later prompts. */

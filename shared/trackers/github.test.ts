@@ -71,6 +71,8 @@ describe("GitHub Issues adapter (against the REST double)", () => {
 			url: issue.html_url,
 			teamId: REPO,
 			labels: ["lisa"],
+			state: "open",
+			closed: false,
 		};
 		expect(await tracker.fetchIssue(`#${issue.number}`)).toEqual(expected);
 		expect(await tracker.fetchIssue(issue.html_url)).toEqual(expected);
@@ -123,6 +125,11 @@ describe("GitHub Issues adapter (against the REST double)", () => {
 		const closed = github.issues(REPO).find((i) => i.number === issue.number);
 		expect(closed).toMatchObject({ state: "closed" });
 		expect(closed?.labels.map((l) => l.name)).toEqual(["bug"]);
+		expect(await tracker.fetchIssue(id)).toMatchObject({
+			state: "closed",
+			closed: true,
+			labels: ["bug"],
+		});
 		await tracker.comment(id, "Done");
 		expect(github.comments(REPO, issue.number).map((c) => [c.user.login, c.body])).toEqual([
 			[github.login, "Done"],

@@ -87,6 +87,8 @@ function toIssue(i: ApiIssue, ref: GitHubIssueRef): SourceIssue {
 		url: i.html_url,
 		teamId: ref.repo,
 		labels: labelNames(i),
+		state: i.state,
+		closed: i.state === CLOSED,
 	};
 }
 

@@ -68,6 +68,39 @@ describe("Linear adapter (against the GraphQL double)", () => {
 		expect(none.priority).toBe(0);
 	});
 
+	it("reads an issue with its state and labels in one request, and refuses unknown issues", async () => {
+		const issue = add("Read me", { labels: ["lisa", "bug"] });
+		const before = linear.requests.length;
+		expect(await tracker.fetchIssue(issue.identifier)).toEqual({
+			id: issue.id,
+			key: issue.identifier,
+			title: "Read me",
+			description: "",
+			url: issue.url,
+			teamId: issue.teamId,
+			labels: ["lisa", "bug"],
+			state: "Todo",
+			closed: false,
+		});
+		expect(linear.requests.length - before).toBe(1);
+		expect(await tracker.fetchIssue(issue.url)).toMatchObject({ id: issue.id, state: "Todo" });
+		// Completed and canceled issues are closed.
+		for (const [state, closed] of [
+			["In Review", false],
+			["Done", true],
+			["Canceled", true],
+		] as const) {
+			await tracker.moveTo(issue.id, state);
+			expect(await tracker.fetchIssue(issue.id)).toMatchObject({ state, closed });
+		}
+		const err = await tracker.fetchIssue("ENG-9999").catch((e) => e);
+		expect(err).toMatchObject({
+			name: "TrackerError",
+			transient: false,
+			message: "Linear issue ENG-9999 was not found",
+		});
+	});
+
 	it("filters by project when the config names one", async () => {
 		const inProject = add("In the project", { project: "Website" });
 		const next = await tracker.nextIssues({ ...query, project: "website" });
@@ -103,6 +136,25 @@ describe("Linear adapter (against the GraphQL double)", () => {
 		]);
 		expect(session.status).toBe("active");
 		expect(session.externalUrls).toEqual([{ url: "http://lisa/runs/01R", label: "Lisa run" }]);
+		// Its state as Linear reports it: live until a response (or error) ends it, or a dismissal.
+		expect(await tracker.sessions.state(session.id)).toEqual({
+			status: "active",
+			dismissed: false,
+		});
+		await tracker.sessions.activity(session.id, { type: "response", body: "Done" });
+		expect(await tracker.sessions.state(session.id)).toEqual({
+			status: "complete",
+			dismissed: false,
+		});
+		const dismissed = linear.addAgentSession({ issue: issue.id });
+		expect(await tracker.sessions.state(dismissed.id)).toEqual({
+			status: "pending",
+			dismissed: false,
+		});
+		dismissed.dismissedAt = new Date().toISOString();
+		expect((await tracker.sessions.state(dismissed.id)).dismissed).toBe(true);
+		const unknown = await tracker.sessions.state("no-such-session").catch((e) => e);
+		expect(unknown).toMatchObject({ name: "TrackerError", transient: false });
 		const err = await tracker.sessions
 			.activity("no-such-session", { type: "thought", body: "x" })
 			.catch((e) => e);

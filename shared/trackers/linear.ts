@@ -1,6 +1,7 @@
 import { LinearClient, LinearError, LinearErrorType } from "@linear/sdk";
 import { sameName } from "../domain/workflow";
 import {
+	type AgentSessionState,
 	type AgentSessions,
 	type IssueQuery,
 	type SessionActivity,
@@ -33,26 +34,70 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
 	}
 }
 
+/** One issue with what tells whether it still waits for Lisa (its state and labels), in one request. */
+const ISSUE = `query LisaIssue($id: String!) {
+  issue(id: $id) {
+    id identifier title description url team { id }
+    state { name type }
+    labels(first: 250) { nodes { name } }
+  }
+}`;
+
+interface IssueNode {
+	id: string;
+	identifier: string;
+	title: string;
+	description?: string | null;
+	url: string;
+	team?: { id: string } | null;
+	state?: { name: string; type: string } | null;
+	labels: { nodes: { name: string }[] };
+}
+
+const AGENT_SESSION = `query LisaAgentSession($id: String!) {
+  agentSession(id: $id) { id status dismissedAt }
+}`;
+
+/** Linear's closed issues: the workflow state types of finished work. */
+const CLOSED_STATE_TYPES = new Set(["completed", "canceled"]);
+
+function toIssue(n: IssueNode): SourceIssue {
+	return {
+		id: n.id,
+		key: n.identifier,
+		title: n.title,
+		description: n.description ?? "",
+		url: n.url,
+		teamId: n.team?.id,
+		labels: n.labels.nodes.map((l) => l.name),
+		state: n.state?.name ?? "",
+		closed: CLOSED_STATE_TYPES.has(n.state?.type ?? ""),
+	};
+}
+
+/** Linear answers an unknown id with an "invalid input" error: the issue or session does not exist. */
+function notFoundAs(what: string) {
+	return (err: unknown): never => {
+		if (err instanceof LinearError && err.type === LinearErrorType.InvalidInput)
+			throw new TrackerError(`${what} was not found`, false, { cause: err });
+		throw err;
+	};
+}
+
 /** The original CLI's polling query: one request, blockers included (seeds-originals §A5). */
 const NEXT_ISSUES = `query LisaNextIssues($filter: IssueFilter!, $first: Int!) {
   issues(filter: $filter, first: $first) {
     nodes {
       id identifier title description url priority team { id }
+      state { name type }
       labels(first: 50) { nodes { name } }
       inverseRelations(first: 50) { nodes { type issue { identifier state { type } } } }
     }
   }
 }`;
 
-interface NextIssueNode {
-	id: string;
-	identifier: string;
-	title: string;
-	description?: string | null;
-	url: string;
+interface NextIssueNode extends IssueNode {
 	priority: number;
-	team?: { id: string } | null;
-	labels: { nodes: { name: string }[] };
 	inverseRelations: {
 		nodes: {
 			type: string;
@@ -91,6 +136,7 @@ export class LinearTracker implements Source {
 
 	constructor(private readonly client: LinearClient) {
 		this.sessions = {
+			state: (sessionId) => this.sessionState(sessionId),
 			activity: (sessionId, content) => this.activity(sessionId, content),
 			link: (sessionId, url, label) => this.link(sessionId, url, label),
 		};
@@ -103,19 +149,11 @@ export class LinearTracker implements Source {
 	fetchIssue(ref: string): Promise<SourceIssue> {
 		const id = linearIssueRef(ref);
 		return call(`fetching issue ${id}`, async () => {
-			const issue = await this.client.issue(id).catch((err) => {
-				if (err instanceof LinearError && err.type === LinearErrorType.InvalidInput)
-					throw new TrackerError(`Linear issue ${id} was not found`, false, { cause: err });
-				throw err;
-			});
-			return {
-				id: issue.id,
-				key: issue.identifier,
-				title: issue.title,
-				description: issue.description ?? "",
-				url: issue.url,
-				teamId: issue.teamId,
-			};
+			const res = await this.client.client
+				.rawRequest<{ issue: IssueNode }, { id: string }>(ISSUE, { id })
+				.catch(notFoundAs(`Linear issue ${id}`));
+			if (!res.data?.issue) throw new TrackerError(`Linear issue ${id} was not found`, false);
+			return toIssue(res.data.issue);
 		});
 	}
 
@@ -137,15 +175,7 @@ export class LinearTracker implements Source {
 			return (res.data?.issues.nodes ?? [])
 				.filter((n) => openBlockers(n).length === 0)
 				.sort((a, b) => rank(a.priority) - rank(b.priority))
-				.map((n) => ({
-					id: n.id,
-					key: n.identifier,
-					title: n.title,
-					description: n.description ?? "",
-					url: n.url,
-					teamId: n.team?.id,
-					labels: n.labels.nodes.map((l) => l.name),
-				}));
+				.map(toIssue);
 		});
 	}
 
@@ -203,6 +233,21 @@ export class LinearTracker implements Source {
 			this.viewerId = undefined;
 		});
 		return this.viewerId;
+	}
+
+	private sessionState(sessionId: string): Promise<AgentSessionState> {
+		return call(`reading agent session ${sessionId}`, async () => {
+			const res = await this.client.client
+				.rawRequest<
+					{ agentSession: { status: string; dismissedAt?: string | null } },
+					{ id: string }
+				>(AGENT_SESSION, { id: sessionId })
+				.catch(notFoundAs(`Linear agent session ${sessionId}`));
+			const session = res.data?.agentSession;
+			if (!session)
+				throw new TrackerError(`Linear agent session ${sessionId} was not found`, false);
+			return { status: session.status, dismissed: !!session.dismissedAt };
+		});
 	}
 
 	private activity(sessionId: string, content: SessionActivity): Promise<void> {

@@ -7,8 +7,15 @@ export type { SessionActivity };
 // The source port: what the pipeline needs from Linear, Trello or GitHub Issues.
 
 export interface SourceIssue extends IssueSnapshot {
-	/** Label names, when the tracker returns them with the issue. */
-	labels?: string[];
+	/** Label names. */
+	labels: string[];
+	/**
+	 * Where the issue is, by the name the config would use: Linear's workflow state, Trello's list,
+	 * GitHub's `open` or `closed` (GitHub's other states are status labels, among `labels`).
+	 */
+	state: string;
+	/** Done with: a closed GitHub issue, an archived Trello card, a completed or canceled Linear issue. */
+	closed: boolean;
 }
 
 /** Which issues wait for Lisa: labelled `label` and in `state` (names as in the config). */
@@ -23,8 +30,18 @@ export interface IssueQuery {
 	workflow: string[];
 }
 
+/** An agent session as Linear reports it now. */
+export interface AgentSessionState {
+	/** `pending`, `active`, `awaitingInput`, `complete`, `error` or `stale`. */
+	status: string;
+	/** Someone dismissed the session (which takes the issue away from the agent). */
+	dismissed: boolean;
+}
+
 /** Linear agent sessions: the native surface for runs started by delegating an issue to Lisa. */
 export interface AgentSessions {
+	/** Throws TrackerError (not transient) when there is no such session. */
+	state(sessionId: string): Promise<AgentSessionState>;
 	activity(sessionId: string, content: SessionActivity): Promise<void>;
 	/** Shows a link (the run's dashboard page) on the session. */
 	link(sessionId: string, url: string, label: string): Promise<void>;

@@ -40,11 +40,18 @@ describe("Trello adapter (against the REST double)", () => {
 			url: trello.store.cardUrl(card),
 			teamId: board.id,
 			labels: ["lisa"],
+			state: "Todo",
+			closed: false,
 		};
 		expect(await tracker.fetchIssue(card.id)).toEqual(expected);
 		expect(await tracker.fetchIssue(card.shortLink)).toEqual(expected);
 		expect(await tracker.fetchIssue(trello.store.cardUrl(card))).toEqual(expected);
 		expect(trelloCardRef("https://trello.com/c/AbCd1234/42-fix")).toBe("AbCd1234");
+		// The list it is in now, and whether it is archived.
+		trello.store.moveCard(card, trello.store.mustList(board.id, "In Review").id, trello.me);
+		card.closed = true;
+		expect(await tracker.fetchIssue(card.id)).toMatchObject({ state: "In Review", closed: true });
+		card.closed = false;
 		for (const ref of ["000000000000000000000000", "not a card"]) {
 			const err = await tracker.fetchIssue(ref).catch((e) => e);
 			expect(err).toBeInstanceOf(TrackerError);

@@ -6,7 +6,7 @@ import { type IssueQuery, type Source, type SourceIssue, TrackerError } from "./
 
 export const TRELLO_API_URL = "https://api.trello.com/1";
 const TIMEOUT_MS = 30_000;
-const CARD_FIELDS = "name,desc,url,shortLink,idBoard,idList,labels";
+const CARD_FIELDS = "name,desc,url,shortLink,idBoard,idList,labels,closed";
 
 interface Named {
 	id: string;
@@ -23,6 +23,10 @@ interface Card {
 	idList?: string;
 	idLabels?: string[];
 	labels?: Named[];
+	/** Archived. */
+	closed?: boolean;
+	/** With `list=true`: the list the card is in. */
+	list?: Named;
 }
 
 /** A card's short link from a card URL (https://trello.com/c/AbCd1234/…), else the ref as given. */
@@ -30,7 +34,8 @@ export function trelloCardRef(ref: string): string {
 	return ref.match(/\/c\/([A-Za-z0-9]+)/)?.[1] ?? ref.trim();
 }
 
-function toIssue(card: Card): SourceIssue {
+/** The card as the source port returns it; `list` is the name of the list it is in. */
+function toIssue(card: Card, list: string): SourceIssue {
 	return {
 		id: card.id,
 		key: card.shortLink,
@@ -38,7 +43,9 @@ function toIssue(card: Card): SourceIssue {
 		description: card.desc ?? "",
 		url: card.url,
 		teamId: card.idBoard,
-		labels: card.labels?.map((l) => l.name),
+		labels: card.labels?.map((l) => l.name) ?? [],
+		state: list,
+		closed: card.closed === true,
 	};
 }
 
@@ -104,20 +111,26 @@ export class TrelloTracker implements Source {
 		return this.call<T>("GET", path, what, params);
 	}
 
-	private async card(ref: string, fields: string): Promise<Card> {
+	private async card(
+		ref: string,
+		fields: string,
+		params: Record<string, string> = {},
+	): Promise<Card> {
 		const id = trelloCardRef(ref);
 		const res = await this.request<Card>(
 			"GET",
 			`/cards/${encodeURIComponent(id)}`,
 			`reading card ${id}`,
-			{ fields },
+			{ fields, ...params },
 		);
 		if (!res.body) throw new TrackerError(`Trello card ${id} was not found`, false);
 		return res.body;
 	}
 
+	/** The card with the list it is in (one request: `list=true`). */
 	async fetchIssue(ref: string): Promise<SourceIssue> {
-		return toIssue(await this.card(ref, CARD_FIELDS));
+		const card = await this.card(ref, CARD_FIELDS, { list: "true" });
+		return toIssue(card, card.list?.name ?? "");
 	}
 
 	private async boardByName(name: string): Promise<Named> {
@@ -164,7 +177,7 @@ export class TrelloTracker implements Source {
 		return cards
 			.filter((c) => c.idLabels?.includes(label.id))
 			.slice(0, limit)
-			.map(toIssue);
+			.map((c) => toIssue(c, list.name));
 	}
 
 	async moveTo(issueId: string, state: string): Promise<void> {

@@ -233,8 +233,12 @@ describe("GET /api/runs", () => {
 			Array.from({ length: 7 }, (_, i) => `n${i}`),
 		);
 		expect(second.nextCursor).toBeNull();
-		expect((await get("/api/runs/NOPE/events")).status).toBe(404);
-		expect((await get("/api/runs/NOPE")).status).toBe(404);
+		const unknown = ulid();
+		expect((await get(`/api/runs/${unknown}/events`)).status).toBe(404);
+		expect((await get(`/api/runs/${unknown}`)).status).toBe(404);
+		// Not a run id at all: the request is wrong, whatever the store holds.
+		expect((await get("/api/runs/NOPE/events")).status).toBe(400);
+		expect((await get("/api/runs/NOPE")).status).toBe(400);
 		expect((await get(`/api/runs/${run.runId}/events?cursor=!!`)).status).toBe(400);
 		expect((await get(`/api/runs/${run.runId}/events?limit=-1`)).status).toBe(400);
 	});
@@ -370,8 +374,9 @@ describe("a run, live", () => {
 		expect(messages.map((m) => m.event)).toEqual(["run", "timeline"]);
 	});
 
-	it("answers 404 for an unknown run and 400 for a bad event id", async () => {
-		expect((await get("/api/runs/NOPE/stream")).status).toBe(404);
+	it("answers 404 for an unknown run and 400 for a bad run or event id", async () => {
+		expect((await get(`/api/runs/${ulid()}/stream`)).status).toBe(404);
+		expect((await get("/api/runs/NOPE/stream")).status).toBe(400);
 		const run = await seed({ at: new Date().toISOString() });
 		expect(
 			(await get(`/api/runs/${run.runId}/stream`, undefined, { "last-event-id": "x" })).status,
@@ -411,7 +416,9 @@ describe("actions", () => {
 		await w.api(`/api/runs/${retry.body.id}/cancel`, { method: "POST" });
 		await w.waitForRun(retry.body.id, (r) => r.status === "cancelled");
 
-		for (const action of ["cancel", "retry"])
-			expect((await w.api(`/api/runs/NOPE/${action}`, { method: "POST" })).status).toBe(404);
+		for (const action of ["cancel", "retry"]) {
+			expect((await w.api(`/api/runs/${ulid()}/${action}`, { method: "POST" })).status).toBe(404);
+			expect((await w.api(`/api/runs/NOPE/${action}`, { method: "POST" })).status).toBe(400);
+		}
 	});
 });

@@ -176,10 +176,15 @@ describe("errors say what to do", () => {
 		expect(flag.out).not.toContain(secret);
 	});
 
-	it("an unknown run id", async () => {
-		const { code, stderr } = await lisa(["status", "01JUNKNOWNRUN000000000000"], env);
+	it("an unknown run id, and one that is not a run id", async () => {
+		const { code, stderr } = await lisa(["status", "01JD8X4Z0Q5N8M2R7K3V9W6T1E"], env);
 		expect(code).toBe(1);
-		expect(stderr.trim()).toBe("no run 01JUNKNOWNRUN000000000000");
+		expect(stderr.trim()).toBe("no run 01JD8X4Z0Q5N8M2R7K3V9W6T1E");
+		const malformed = await lisa(["status", "01JUNKNOWNRUN000000000000"], env);
+		expect(malformed.code).toBe(1);
+		expect(malformed.stderr.trim()).toBe(
+			"Lisa answered 400: invalid request; id: must be a run id (a ULID: 26 characters of 0-9 and A-Z)",
+		);
 	});
 
 	it("no Lisa at the URL", async () => {

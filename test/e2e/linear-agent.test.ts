@@ -97,7 +97,9 @@ describe("Linear agent sessions", () => {
 			[],
 		);
 		const a = await delegate(failing);
-		// An issue deleted before the run could read it: the run fails before any work.
+		// An issue deleted before the run could read it: the run fails before any work, and says so
+		// in the session (with the error alone: nothing reaches the tracker before the issue was read
+		// and found still waiting).
 		const gone = w.issue("Deleted meanwhile", "", []);
 		const payload = agentSessionWebhook({ action: "created", double: w.linear, issue: gone });
 		w.linear.state.issues.splice(w.linear.state.issues.indexOf(gone), 1);
@@ -125,7 +127,7 @@ describe("Linear agent sessions", () => {
 			status: "failed",
 			error: `Linear issue ${gone.identifier} was not found`,
 		});
-		expect(activities(b.session).map((x) => x.content.type)).toEqual(["thought", "error"]);
+		expect(activities(b.session).map((x) => x.content.type)).toEqual(["error"]);
 		expect(b.session.status).toBe("error");
 	});
 

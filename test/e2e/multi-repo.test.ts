@@ -1,3 +1,4 @@
+import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRun, planStep } from "../../shared/domain/run";
 import { handleStepFinished } from "../../shared/pipeline/steps";
@@ -261,7 +262,7 @@ describe("multi-repo runs", () => {
 		if (!stack || state?.status !== "ok") throw new Error("no stack or config");
 		const issue = w.issue("Forged plan");
 		const now = new Date().toISOString();
-		const runId = "01FORGEDPLANRUN0000000000";
+		const runId = ulid();
 		await stack.deps.store.createRun({
 			...newRun({ runId, source: "linear", issueId: issue.id, trigger: "api", now }),
 			status: "planning",

@@ -201,9 +201,9 @@ describe("webhook intake", () => {
 	it("(c) the same delivery sent 20 times concurrently makes exactly one run", async () => {
 		const issue = w.issue("Only once");
 		const body = w.createdWebhook(issue);
-		const headers = linearHeaders(body, WEBHOOK_SECRET);
+		// Each with its own Linear-Delivery: the signed body is what makes them the same delivery.
 		const responses = await Promise.all(
-			Array.from({ length: 20 }, () => w.sendWebhook(body, headers)),
+			Array.from({ length: 20 }, () => w.sendWebhook(body, linearHeaders(body, WEBHOOK_SECRET))),
 		);
 		const statuses = responses.map((r) => r.status).sort();
 		expect(statuses.filter((s) => s === 202)).toHaveLength(1);
@@ -376,7 +376,8 @@ describe("runs API", () => {
 		expect(failed.body.runs.length).toBeGreaterThan(0);
 		expect(failed.body.runs.every((r) => r.status === "failed")).toBe(true);
 		expect((await w.api("/api/runs?status=bogus")).status).toBe(400);
-		expect((await w.api("/api/runs/NOPE")).status).toBe(404);
+		expect((await w.api("/api/runs/01JD8X4Z0Q5N8M2R7K3V9W6T1E")).status).toBe(404);
+		expect((await w.api("/api/runs/NOPE")).status).toBe(400);
 		// Every authentication failure is 401, a malformed header included.
 		for (const authorization of ["Basic abc", "Bearer", "not-even-a-scheme"])
 			expect((await fetch(`${w.url()}/api/runs`, { headers: { authorization } })).status).toBe(401);

@@ -228,7 +228,7 @@ describe("Trello deliveries", () => {
 		expect(await runsOf(card)).toEqual([]);
 	});
 
-	it("deduplicates a redelivered action on action.id", async () => {
+	it("deduplicates a redelivered action on its signed body", async () => {
 		const card = w.trello.store.addCard(board().id, "Todo", {
 			name: "Only once",
 			desc: "lisa-fake: sleep=1",

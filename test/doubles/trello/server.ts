@@ -259,7 +259,11 @@ export async function startTrelloDouble(
 	app.get("/1/cards/:id", (c) => {
 		const card = cardOf(c);
 		if (card instanceof Response) return card;
-		return json(pick(store.cardJson(card), c.req.query("fields")));
+		const out = pick(store.cardJson(card), c.req.query("fields"));
+		// `list=true` nests the list the card is in, as Trello does (whatever `fields` says).
+		const list = store.list(card.idList);
+		if (c.req.query("list") === "true" && list) out.list = { ...list };
+		return json(out);
 	});
 	app.put("/1/cards/:id", async (c) => {
 		const card = cardOf(c);

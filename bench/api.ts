@@ -80,7 +80,14 @@ async function main(): Promise<void> {
 	process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-bench-api-"));
 	const stack = await startLocalStack({
-		env: { PATH: process.env.PATH, PORT: "0", LISA_DATA_DIR: dir, LOG_LEVEL: "silent" },
+		// No agent runs here (no workers): no agent uids, whose workspaces must be reachable.
+		env: {
+			PATH: process.env.PATH,
+			PORT: "0",
+			LISA_DATA_DIR: dir,
+			LOG_LEVEL: "silent",
+			LISA_AGENT_UIDS: "off",
+		},
 		workers: false,
 	});
 	const { store } = stack.deps;

@@ -91,6 +91,8 @@ async function main() {
 			PORT: "0",
 			LOG_LEVEL: "silent",
 			LISA_DATA_DIR: path.join(dir, "data"),
+			// No agent runs here (no workers): no agent uids, whose workspaces must be reachable.
+			LISA_AGENT_UIDS: "off",
 			LISA_CONFIG: config,
 			LINEAR_API_KEY: linear.apiKey,
 			LINEAR_API_URL: linear.url,

@@ -50,7 +50,6 @@ export async function gates(
 	);
 	return gateProblems({
 		...facts,
-		touched: facts.touched.map((t) => t.path),
 		leaks,
 		moved,
 		manifestError,

@@ -11,39 +11,31 @@ import type { Git } from "./git";
 // refs, grafts, hooks, config) applies. The push sends a fixed SHA, never a ref the agent can
 // move, and the remote branch is checked against it afterwards.
 
-/** One path a commit adds, deletes or changes (content, mode, symlink or submodule). */
-export interface ChangedPath {
-	path: string;
-	/** git's raw status letter: A, D, M, T… */
-	status: string;
-	oldMode: string;
-	newMode: string;
-}
-
 /** The facts the gates judge, about the commits between the base and the SHA to publish. */
 export interface PublishFacts {
 	/** Whether the SHA descends from the base. */
 	onBase: boolean;
 	commitsAhead: number;
-	/** Paths the pushed history touches: every commit's own changes, merges against each parent. */
-	touched: ChangedPath[];
+	/**
+	 * Paths the pushed history adds, deletes or changes (content, mode, link or submodule): every
+	 * commit's own changes, merges against each parent.
+	 */
+	touched: string[];
 	/** Whether the SHA's tree differs from the base's. */
 	changesTree: boolean;
 }
 
 /**
- * Parses `git … --raw -z` output: `:<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0`
+ * The paths in `git … --raw -z` output: `:<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0`
  * (renames are never detected, so one path per entry). Paths come as they are: no quoting.
  */
-export function parseRaw(out: string): ChangedPath[] {
+function parseRaw(out: string): string[] {
 	const tokens = out.split("\0");
-	const paths: ChangedPath[] = [];
+	const paths: string[] = [];
 	for (let i = 0; i < tokens.length; i++) {
-		const header = tokens[i]?.replace(/^\n+/, "") ?? "";
-		if (!header.startsWith(":")) continue;
-		const [oldMode = "", newMode = "", , , status = ""] = header.slice(1).split(" ");
+		if (!tokens[i]?.replace(/^\n+/, "").startsWith(":")) continue;
 		const p = tokens[++i];
-		if (p !== undefined) paths.push({ path: p, status, oldMode, newMode });
+		if (p !== undefined) paths.push(p);
 	}
 	return paths;
 }

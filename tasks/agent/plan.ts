@@ -3,6 +3,7 @@ import path from "node:path";
 import type { RepoConfig } from "../../shared/config/schema";
 import { PLAN_FILE, type Plan, type PlanVerdict, readPlan } from "../../shared/domain/plan";
 import { buildPlanningPrompt } from "../../shared/domain/prompt";
+import { redact } from "../../shared/domain/redact";
 import { type ChainContext, runChain } from "./chain";
 import {
 	type Attempt,
@@ -65,11 +66,15 @@ export async function executePlan(a: Attempt): Promise<{ plan: Plan; provider: s
 		await place.restore();
 		const verdict = await place.readPlan(names);
 		if (verdict.ok) {
-			await timeline.add("plan.valid", `plan (try ${n}): ${planText(verdict.plan)}`, {
-				plan: verdict.plan,
+			// The scopes are the agent's words: they go to the run, the tracker and the next prompts.
+			const plan = {
+				steps: verdict.plan.steps.map((s) => ({ ...s, scope: redact(s.scope, a.deps.secrets) })),
+			};
+			await timeline.add("plan.valid", `plan (try ${n}): ${planText(plan)}`, {
+				plan,
 				provider: done.spec,
 			});
-			return { plan: verdict.plan, provider: done.spec };
+			return { plan, provider: done.spec };
 		}
 		tries.push(verdict.errors);
 		const again = n < PLAN_TRIES;

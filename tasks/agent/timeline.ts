@@ -21,12 +21,18 @@ export class Timeline {
 		return headTail(redact(text, this.secrets), max);
 	}
 
+	/** Every string inside a value (a plan's scopes, a list of errors) cleaned like a message. */
+	private cleanData(value: unknown, depth = 0): unknown {
+		if (typeof value === "string") return this.clean(value);
+		if (value === null || typeof value !== "object" || depth > 8) return value;
+		if (Array.isArray(value)) return value.map((v) => this.cleanData(v, depth + 1));
+		return Object.fromEntries(
+			Object.entries(value).map(([k, v]) => [k, this.cleanData(v, depth + 1)]),
+		);
+	}
+
 	async add(type: string, message: string, data?: Record<string, unknown>): Promise<void> {
-		const clean = data
-			? Object.fromEntries(
-					Object.entries(data).map(([k, v]) => [k, typeof v === "string" ? this.clean(v) : v]),
-				)
-			: undefined;
+		const clean = data ? (this.cleanData(data) as Record<string, unknown>) : undefined;
 		const entry = { type, step: this.stepIndex, message: this.clean(message), data: clean };
 		this.log.info({ runId: this.runId, ...entry }, message);
 		try {

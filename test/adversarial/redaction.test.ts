@@ -103,6 +103,26 @@ describe("an agent that prints its key encoded", () => {
 		expect(leaks(logTexts(output))).toEqual([]);
 	});
 
+	it("gets none of the forms into a plan it writes (the run, the timeline, the tracker's plan comment)", async () => {
+		const plan = { steps: [{ repo: "api", scope: `Do it: ${all.join(" ")}`, order: 1 }] };
+		const runId = await w.newRun(
+			{ title: "Plan with the key", description: `lisa-fake: plan=${JSON.stringify(plan)}` },
+			"",
+			{ plan: true },
+		);
+		const report = await w.runTask(runId);
+		expect(report).toMatchObject({ outcome: "succeeded" });
+		const scope = report?.plan?.steps[0]?.scope ?? "";
+		expect(scope).toMatch(/^Do it: /);
+		expect(redactions(scope)).toBe(all.length);
+		expect(leaks([JSON.stringify(report)])).toEqual([]);
+		const events = await w.events(runId);
+		expect(events.find((e) => e.type === "plan.valid")?.data?.plan).toEqual(report?.plan);
+		expect(
+			leaks(events.flatMap((e) => [e.message, JSON.stringify(e.data ?? {}), ...strings(e.data)])),
+		).toEqual([]);
+	});
+
 	it("gets none of the forms into the step's failure", async () => {
 		const runId = await w.newRun({
 			title: "Fail with the key",

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { type AgentSessionEvent, agentSessionVerdict } from "../domain/linear-session";
 import { type LinearIssueEvent, linearIssueVerdict } from "../domain/linear-trigger";
 import { isTerminalRun } from "../domain/states";
+import { MAX_SESSION_PROMPT } from "../queue/messages";
 import {
 	acceptDelivery,
 	configOr503,
@@ -117,8 +118,9 @@ async function agentSessionEvent(
 		type: "session.prompted",
 		runId: run.runId,
 		activityId: verdict.activityId,
-		body: verdict.body,
-		author: verdict.author,
+		// A follow-up longer than the run keeps is cut here, never refused (Linear would retry it).
+		body: verdict.body.slice(0, MAX_SESSION_PROMPT),
+		author: verdict.author?.slice(0, 256),
 		requestedAt,
 	});
 }

@@ -6,9 +6,6 @@ import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 import { replyInSession } from "./report";
 
-/** Longest follow-up kept on the run. */
-const MAX_PROMPT = 4 * 1024;
-
 /** `session.prompted`: a follow-up in the run's Linear agent session is recorded and answered. */
 export async function handleSessionPrompted(
 	deps: PipelineDeps,
@@ -17,7 +14,7 @@ export async function handleSessionPrompted(
 	const res = await mutate(deps, msg.runId, (run) => {
 		const added = addPrompt(run, {
 			id: msg.activityId,
-			body: msg.body.slice(0, MAX_PROMPT),
+			body: msg.body,
 			at: msg.requestedAt,
 			...(msg.author ? { author: msg.author } : {}),
 		});

@@ -63,13 +63,16 @@ export const cancelRequestedSchema = z.object({
 });
 export type CancelRequested = z.infer<typeof cancelRequestedSchema>;
 
+/** The longest follow-up a message carries: what the run keeps of it. */
+export const MAX_SESSION_PROMPT = 4 * 1024;
+
 /** A follow-up written in a run's Linear agent session. */
 export const sessionPromptedSchema = z.object({
 	type: z.literal("session.prompted"),
 	runId: runIdSchema,
 	activityId: issueRefSchema,
-	body: z.string(),
-	author: z.string().optional(),
+	body: z.string().max(MAX_SESSION_PROMPT),
+	author: z.string().max(256).optional(),
 	requestedAt: z.string(),
 });
 export type SessionPrompted = z.infer<typeof sessionPromptedSchema>;

@@ -139,11 +139,13 @@ describe("Linear agent sessions", () => {
 			(r) => r.steps[0]?.status === "running" && r.steps[0]?.agentState === "in_progress",
 		);
 
+		// A follow-up far longer than the run keeps is cut at the webhook, not refused.
+		const long = `Please also update the docs ${"and more ".repeat(40_000)}`;
 		const prompted = agentSessionWebhook({
 			action: "prompted",
 			double: w.linear,
 			session,
-			promptBody: "Please also update the docs",
+			promptBody: long,
 		});
 		const res = await w.sendWebhook(JSON.stringify(prompted));
 		expect(res.status).toBe(202);
@@ -152,10 +154,7 @@ describe("Linear agent sessions", () => {
 			runId,
 			(r) => ((r as SessionRun).prompts ?? []).length === 1,
 		)) as SessionRun;
-		expect(noted.prompts?.[0]).toMatchObject({
-			body: "Please also update the docs",
-			author: "Pat Human",
-		});
+		expect(noted.prompts?.[0]).toMatchObject({ body: long.slice(0, 4096), author: "Pat Human" });
 		expect(noted.status).toBe("running");
 
 		const stop = agentSessionWebhook({

@@ -1,6 +1,6 @@
 /// <reference path="./.sst/platform/config.d.ts" />
 
-// AWS deployment (DESIGN §11): the components live in infra/*.ts. See README › Deploying to AWS.
+// AWS deployment: the components live in infra/*.ts. See README › Deploying to AWS.
 // SST evaluates this file itself: other files may only be imported inside run().
 export default $config({
 	app(input) {

@@ -5,7 +5,7 @@ import { events } from "./queues";
 import { agentSecrets, hasValue, secrets } from "./secrets";
 import { table } from "./storage";
 
-// The agent task (DESIGN §9): one Fargate task per repository step, built from Dockerfile.agent.
+// The agent task (README › The agent task): one Fargate task per repository step, built from Dockerfile.agent.
 
 const config = deployConfig(process.env);
 

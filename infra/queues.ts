@@ -1,7 +1,7 @@
 import { LINK } from "../shared/links";
 import { FUNCTIONS, QUEUES, visibilityTimeoutSeconds } from "./config";
 
-// The intake and events queues (DESIGN §8), each with a dead-letter queue. Their consumers are in
+// The intake and events queues (README › How a run works), each with a dead-letter queue. Their consumers are in
 // infra/pipeline.ts; a message that keeps failing ends in the DLQ where it can be inspected.
 
 function withDeadLetters(name: string, consumerTimeoutSeconds: number) {

@@ -2,7 +2,7 @@ import { LINK } from "../shared/links";
 import { INDEXES, TTL_ATTRIBUTE } from "../shared/store/table";
 import { isProduction } from "./config";
 
-// The single table of DESIGN §6, with the keys and indexes the store adapter uses (shared/store/table.ts).
+// The single table (README › How a run works), with the keys and indexes the store adapter uses (shared/store/table.ts).
 
 const keyAttributes = [
 	"pk",

@@ -4,7 +4,7 @@ import { DEFAULT_CONFIG_PATH } from "./config/default-path";
 import type { EcsTarget } from "./launcher/ecs";
 import { type AgentLink, LINK, SECRETS } from "./links";
 
-// Runtime settings (DESIGN §4). Every process reads them here and nowhere else: from the resources
+// Runtime settings (README › Environment). Every process reads them here and nowhere else: from the resources
 // SST links to it when deployed (infra/), else from the environment. Callers cannot tell which.
 
 export interface Settings {

@@ -57,7 +57,7 @@ function token(given: string | undefined, dataDir: string, file: string): string
 }
 
 /**
- * Everything of DESIGN §4 in one process: dynalite on disk, fauxqs, pollers invoking the Lambda
+ * The whole local stack (README › Quick start) in one process: dynalite on disk, fauxqs, pollers invoking the Lambda
  * handlers, the local launcher, the sweeper on a timer, and the Hono app on 127.0.0.1.
  */
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {

@@ -1,6 +1,6 @@
 import type { AgentState, RunStatus, StepStatus } from "../domain/states";
 
-// What the CLI reads from Lisa's HTTP API (DESIGN §7; `runView` in shared/http/runs.ts). The CLI is
+// What the CLI reads from Lisa's HTTP API (README › HTTP API; `runView` in shared/http/runs.ts). The CLI is
 // a client of the API, so it keeps its own view of the wire shapes instead of the store's types.
 
 export interface StepView {

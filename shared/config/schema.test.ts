@@ -9,7 +9,7 @@ repos:
 `;
 
 describe("config", () => {
-	it("fills the hosted defaults from DESIGN §5", () => {
+	it("fills the hosted defaults (README › Config)", () => {
 		const c = parseConfigText(minimal, "c.yaml");
 		expect(c.source).toBe("linear");
 		expect(c.provider).toBe("claude");

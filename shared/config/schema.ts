@@ -2,7 +2,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
 
-// `.lisa/config.yaml` (DESIGN §5): the original CLI's fields and old aliases, plus the hosted additions.
+// `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted additions.
 
 export const PROVIDERS = ["claude", "gemini", "opencode", "codex", "builtin"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -35,7 +35,7 @@ const repoSchema = z.object({
 	setup: commandList.default([]),
 	validate: commandList.default([]),
 	allow_workflow_changes: z.boolean().default(false),
-	// Let Claude Code create its own worktree (`--worktree`, seed 004 §1) instead of Lisa's.
+	// Let Claude Code create its own worktree (`--worktree`; README › Providers and models) instead of Lisa's.
 	native_worktree: z.boolean().default(false),
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { blockedMessage, blockedReason } from "./blocklist";
 
-describe("built-in agent blocklist (seed 001's rules, on the command, not its text)", () => {
+describe("built-in agent blocklist (the original Lisa CLI's rules, on the command, not its text)", () => {
 	it.each([
 		["rm -rf /", "rm -rf"],
 		["rm -fr /*", "rm -rf"],

@@ -1,4 +1,4 @@
-// The built-in agent's command blocklist (seed 001's patterns). The seed matched its regexes anywhere
+// The built-in agent's command blocklist (the original Lisa CLI's patterns). The original matched its regexes anywhere
 // in the command text, so `rm -f /tmp/x`, `echo asphalt` or a commit message mentioning "halt" were
 // refused. Here the command is split the way a shell would (quotes, operators, pipelines, here-docs,
 // substitutions) and each rule looks at the program a simple command runs and at its arguments.
@@ -291,7 +291,7 @@ export function blockedReason(command: string, depth = 0): string | undefined {
 	return undefined;
 }
 
-/** The observation the model gets instead of the output (seed 001's wording). */
+/** The observation the model gets instead of the output (the original Lisa CLI's wording). */
 export function blockedMessage(rule: string): string {
 	return `Command blocked for safety: matches rule "${rule}". Please use a safer alternative.`;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type AgentRunFacts, exhaustedError, failureVerdict, parseModelSpec } from "./fallback";
 import { isTransientFailure, isTransientStatus, TRANSIENT_PATTERNS } from "./transient";
 
-describe("transient failures, pattern by pattern (seed 000's list)", () => {
+describe("transient failures, pattern by pattern (the original Lisa CLI's list)", () => {
 	// One vector per pattern; the table must cover every pattern in the list.
 	const vectors: Record<string, string> = {
 		"/429/i": "HTTP 429",

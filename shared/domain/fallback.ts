@@ -2,7 +2,7 @@ import { PROVIDERS, type ProviderName } from "../config/schema";
 import { lastLines } from "./redact";
 import { isTransientFailure } from "./transient";
 
-// The fallback chain over `models` (seed 000's runWithFallback): the next model only when a failure
+// The fallback chain over `models` (the original Lisa CLI's runWithFallback; README › Providers and models): the next model only when a failure
 // is transient, anything else stops the chain with its reason. Pure: the task runs the agents.
 
 export interface ModelSpec {

@@ -1,7 +1,7 @@
 import { MARKER_PATTERN } from "./comments";
 import { sameName } from "./workflow";
 
-// GitHub webhook rules (DESIGN §7). Pure: decides from the event name and payload alone.
+// GitHub webhook rules (README › Using it with GitHub Issues). Pure: decides from the event name and payload alone.
 
 export interface GitHubWebhook {
 	action?: string;

@@ -1,7 +1,7 @@
 import { MARKER_PATTERN } from "./comments";
 import { sameName } from "./workflow";
 
-// Linear trigger rules (DESIGN §7). Pure: decides from the webhook payload alone.
+// Linear trigger rules (README › Using it with Linear). Pure: decides from the webhook payload alone.
 
 export interface LinearIssueEvent {
 	type?: string;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-// Multi-repo plans (seed 004 §2): the planning agent's `.lisa-plan.json`, validated before any step
+// Multi-repo plans (README › Multi-repo runs): the planning agent's `.lisa-plan.json`, validated before any step
 // runs — the original never checked it against the configured repos.
 
 export const PLAN_FILE = ".lisa-plan.json";

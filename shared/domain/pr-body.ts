@@ -1,6 +1,6 @@
 import { MARKER_PATTERN, runMarker, stripHtml } from "./comments";
 
-// PR body post-processing (seed 004 §3): a safety net for whatever the agent wrote.
+// PR body post-processing (README › Publishing): a safety net for whatever the agent wrote.
 
 export function cleanPrBody(body: string): string {
 	let text = body.replace(/\r\n/g, "\n");

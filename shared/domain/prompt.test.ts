@@ -32,7 +32,7 @@ describe("implement prompt", () => {
 		);
 	});
 
-	it("escalates retries (seed 003) and fences the failing output as data", () => {
+	it("escalates retries and fences the failing output as data", () => {
 		const problems = [
 			{
 				summary: "the validate command `npm test` failed with exit code 1",
@@ -110,7 +110,7 @@ describe("PR title and redaction", () => {
 	});
 });
 
-describe("multi-repo prompts (seed 004 §2)", () => {
+describe("multi-repo prompts", () => {
 	const planInput: PlanningPromptInput = {
 		issue: {
 			id: "1",

@@ -46,7 +46,7 @@ export interface RetryContext {
 	problems: Problem[];
 }
 
-/** What an earlier step of a multi-repo run produced (seed 004's previous results). */
+/** What an earlier step of a multi-repo run produced (README › Multi-repo runs). */
 export interface PreviousStep {
 	repo: string;
 	branch?: string;
@@ -114,7 +114,7 @@ ${fenceUntrusted("guardrails", entries)}
 `;
 }
 
-/** A scoped step of a multi-repo run (seed 004 `buildScopedImplementPrompt`). */
+/** A scoped step of a multi-repo run (README › Multi-repo runs). */
 function scopeSection(repo: string, scope: string, previous: readonly PreviousStep[]): string {
 	const done = previous
 		.map(

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfigText } from "../config/load";
 import { branchName, newStep, pickRepo, planStep, previousSteps, type Step, slugify } from "./run";
 
-describe("branch names (DESIGN §9)", () => {
+describe("branch names", () => {
 	it("is <prefix><key lowercase>-<slug ≤40>", () => {
 		expect(branchName("feat/", "ENG-123", "Fix login redirect")).toBe(
 			"feat/eng-123-fix-login-redirect",
@@ -38,7 +38,7 @@ describe("repo choice", () => {
 	});
 });
 
-describe("previous steps of a multi-repo run (seed 004 previous results)", () => {
+describe("previous steps of a multi-repo run", () => {
 	it("are the succeeded steps of lower orders, with their branches and PRs", () => {
 		const done = (i: number, repo: string, order: number): Step => ({
 			...newStep(i, repo),

@@ -207,7 +207,7 @@ export function slugify(text: string, max = 40): string {
 	return (lastDash > max / 2 ? cut.slice(0, lastDash) : cut).replace(/-+$/, "");
 }
 
-/** `<branch_prefix><issue-key lowercase>-<slug ≤40>` (DESIGN §9). */
+/** `<branch_prefix><issue-key lowercase>-<slug ≤40>` (README › Config, `branch_prefix`). */
 export function branchName(prefix: string, issueKey: string, title: string): string {
 	const key = slugify(issueKey, 64);
 	const slug = slugify(title);
@@ -242,7 +242,7 @@ export function workSteps(run: { readonly steps: readonly Step[] }): Step[] {
 /** A step's place in the plan; a run without a plan has one step. */
 export const orderOf = (step: Step): number => step.order ?? 1;
 
-/** What the earlier orders of the plan produced, for a step's prompt (seed 004's previous results). */
+/** What the earlier orders of the plan produced, for a step's prompt (README › Multi-repo runs). */
 export function previousSteps(
 	run: Pick<Run, "steps">,
 	index: number,

@@ -1,4 +1,4 @@
-// Run and step state machines (DESIGN §6). Pure: callers persist the result with a conditional write.
+// Run and step state machines (README › How a run works). Pure: callers persist the result with a conditional write.
 
 export const RUN_STATUSES = [
 	"queued",

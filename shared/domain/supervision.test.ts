@@ -19,7 +19,7 @@ const base: AgentObservation = {
 	staleMs: STALE,
 };
 
-describe("agent classifier (seed 002, adapted to a process Lisa owns)", () => {
+describe("agent classifier (README › Supervision)", () => {
 	const cases: [string, Partial<AgentObservation>, AgentState][] = [
 		["exited 0", { running: false, exitCode: 0, active: true }, "completed"],
 		["exited 0 without any output", { running: false, exitCode: 0 }, "completed"],

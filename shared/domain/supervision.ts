@@ -24,7 +24,7 @@ export function promptQuietMs(staleMs: number): number {
 	return Math.min(10_000, Math.floor(staleMs / 2));
 }
 
-// A last line that says the agent is busy is never an input prompt (seed 002 at 5fea816).
+// A last line that says the agent is busy is never an input prompt (as the original Lisa CLI learnt).
 const BUSY =
 	/\b(?:working|running|loading|thinking|installing|building|compiling|testing|searching)\b/i;
 
@@ -50,7 +50,7 @@ export function looksLikeInputPrompt(tail: string): boolean {
 }
 
 /**
- * The agent's state, in seed 002's priority order: an ended process is completed or crashed; a
+ * The agent's state, in the original Lisa CLI's priority order: an ended process is completed or crashed; a
  * process silent for `staleMs` is stuck (stdin is closed, so a prompt nobody answers is stuck too);
  * a quiet prompt is waiting_input; any activity is in_progress; otherwise it has just started.
  */

@@ -22,7 +22,7 @@ describe("redaction", () => {
 	});
 });
 
-describe("transient failures (seed 000 vectors)", () => {
+describe("transient failures (the original Lisa CLI's cases)", () => {
 	it.each([
 		"Error 429: Too Many Requests",
 		"Rate Limit reached",

@@ -1,4 +1,4 @@
-// Which agent failures are worth trying the next model for (seed 000's list, exactly, plus
+// Which agent failures are worth trying the next model for (the original Lisa CLI's list, exactly, plus
 // Lisa's own supervision marker). Anything else stops the fallback chain.
 
 export const TRANSIENT_PATTERNS: readonly RegExp[] = [

@@ -1,7 +1,7 @@
 import { MARKER_PATTERN } from "./comments";
 import { sameName } from "./workflow";
 
-// Trello trigger rules (DESIGN §7). Pure: decides from the webhook payload alone.
+// Trello trigger rules (README › Using it with Trello). Pure: decides from the webhook payload alone.
 
 export interface TrelloWebhook {
 	action?: {

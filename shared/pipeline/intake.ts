@@ -161,7 +161,7 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 			`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
 		);
 
-	// Several repos: an agent plans which of them change, in what order (seed 004 §2). One repo:
+	// Several repos: an agent plans which of them change, in what order (README › Multi-repo runs). One repo:
 	// straight to work.
 	const planning = config.repos.length > 1;
 	const first = planning ? planStep(0) : newStep(0, pickRepo(config, issue.title).name);

@@ -4,7 +4,7 @@ import { issueRefSchema, runIdSchema } from "../domain/ids";
 import { planSchema } from "../domain/plan";
 import { TRIGGERS } from "../domain/run";
 
-// Queue messages (DESIGN §8). Every message is validated on both ends. Run ids are ULIDs and
+// Queue messages (README › How a run works). Every message is validated on both ends. Run ids are ULIDs and
 // issue ids, keys and the trackers' other ids are bounded printable text (shared/domain/ids.ts):
 // an id that could not be a store key, a path or a log line never gets into a message.
 

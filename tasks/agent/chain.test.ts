@@ -83,7 +83,7 @@ describe("fallback chain", () => {
 		);
 	});
 
-	it("passes each CLI its DESIGN §9 argv and model flag", async () => {
+	it("passes each CLI its documented argv and model flag", async () => {
 		const runId = await w.newRun(
 			{
 				title: "Argv",

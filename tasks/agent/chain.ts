@@ -48,7 +48,7 @@ export interface TurnHooks {
 }
 
 /**
- * One agent run through the fallback chain (seed 000): each model in turn from `from`, supervised;
+ * One agent run through the fallback chain (README › Providers and models): each model in turn from `from`, supervised;
  * the next only after a transient failure. Throws StepFailure when the chain stops.
  */
 export async function runChain(

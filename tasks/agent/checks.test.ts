@@ -19,7 +19,7 @@ const VALIDATE = `    validate:
       - 'test "$(cat status.txt)" = ok || { echo "status is $(cat status.txt), expected ok"; exit 1; }'
 `;
 
-describe("validation and retries (seed 003)", () => {
+describe("validation and retries", () => {
 	it("re-runs the agent with the failure in a stronger prompt, then publishes", async () => {
 		const runId = await w.newRun(
 			{ title: "Flaky status", description: "lisa-fake: broken-until-retry" },

@@ -6,7 +6,7 @@ import { readSettings } from "../../shared/settings";
 import { runStep } from "./step";
 import { takeGithubToken } from "./token";
 
-// Entry point of the agent task (ECS container or local child process). Env contract: DESIGN §9.
+// Entry point of the agent task (ECS container or local child process). Env contract: README › The agent task.
 
 function required(name: string): string {
 	const v = process.env[name];

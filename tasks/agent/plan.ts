@@ -24,7 +24,7 @@ import { launchedRepo } from "./repos";
 const PLAN_TRIES = 2;
 
 /**
- * The planning step of a multi-repo run (seed 004 §2): every configured repo checked out at its
+ * The planning step of a multi-repo run (README › Multi-repo runs): every configured repo checked out at its
  * base, the agent asked for `.lisa-plan.json` only, the plan validated (one retry with the
  * errors). Nothing of this workspace is ever pushed: the checkouts are detached and thrown away.
  */

@@ -18,7 +18,7 @@ export interface SuperviseOptions {
 	label: string;
 	/**
 	 * A fingerprint of the workspace (git status, worktree heads). A change counts as activity: an
-	 * agent CLI in print mode may write nothing until it is done (seed 000's overseer signal).
+	 * agent CLI in print mode may write nothing until it is done (the original Lisa CLI's overseer signal).
 	 */
 	probe?: () => Promise<string>;
 	/** How often output goes to the run's timeline. */
@@ -38,7 +38,7 @@ const OUTPUT_EVENT_MS = 5_000;
 const OUTPUT_EVENT_CHARS = 1_500;
 
 /**
- * Runs one agent under watch: classifies it about every second (seed 002's classifier), writes
+ * Runs one agent under watch: classifies it about every second (README › Supervision), writes
  * state changes through the heartbeat, kills it when stuck or when the step is no longer this
  * attempt's, and sends bounded output tails to the run's timeline so the API shows what it is
  * doing — redacted as one stream before they are cut, so no secret passes in pieces.

@@ -7,7 +7,7 @@ import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../shared/h
 import { collectSse } from "../support/sse";
 import { createWorld, type World } from "../support/world";
 
-// The runs API's contract (DESIGN §7 and the dashboards issue), over real HTTP against the local
+// The runs API's contract (README › HTTP API), over real HTTP against the local
 // stack: every route, every error, paging, filters, statistics, the live stream, tokens and CORS.
 
 const DASHBOARD_ORIGIN = "https://wall.acme.dev";

@@ -5,7 +5,7 @@ import { handleStepFinished } from "../../shared/pipeline/steps";
 import { branches } from "../support/git";
 import { type ApiRun, createWorld, type World } from "../support/world";
 
-// Multi-repo runs (seed 004 §2) on the local stack: three bare repos, a fake agent that plans and
+// Multi-repo runs (README › Multi-repo runs) on the local stack: three bare repos, a fake agent that plans and
 // then implements, the real pipeline, store, queues and agent task processes.
 
 let w: World;

@@ -72,7 +72,7 @@ describe("webhook → pull request, on the local stack", () => {
 		expect(comments[1]?.body).toContain(pr?.html_url);
 		expect(comments[1]?.body).toContain(run.links.dashboard);
 
-		// The agent ran with the DESIGN §9 argv, without CLAUDECODE and without Lisa's secrets.
+		// The agent ran with its documented argv, without CLAUDECODE and without Lisa's secrets.
 		const calls = await w.agents.calls();
 		expect(calls.filter((c) => c.cwd.includes(runId))).toHaveLength(1);
 		const call = calls.find((c) => c.cwd.includes(runId));

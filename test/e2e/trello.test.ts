@@ -181,7 +181,7 @@ describe("Trello deliveries", () => {
 		expect(await runsOf(other)).toEqual([]);
 	});
 
-	it("starts a run for a card moved into pick_from, label or not (DESIGN §7)", async () => {
+	it("starts a run for a card moved into pick_from, label or not", async () => {
 		const card = w.trello.store.addCard(board().id, "In Review", { name: "Moved without a label" });
 		const moved = w.trello.human().moveCard(card, "Todo");
 		const delivery = await deliveryOf(moved?.id);

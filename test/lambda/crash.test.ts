@@ -15,7 +15,7 @@ import {
 	taskStateChange,
 } from "../support/lambda";
 
-// Crash detection in AWS (DESIGN §2 functions/ecs-events, the sweeper as backstop): a task that stops
+// Crash detection in AWS (functions/ecs-events, the sweeper as backstop; README › How a run works): a task that stops
 // without having reported is retried like a transient failure up to max_attempts, then the run fails
 // with ECS's stop reason in the API and in Linear. The handlers read plain variables here.
 

@@ -13,7 +13,7 @@ import {
 	taskMessage,
 } from "./protocol";
 
-// Lisa's built-in agent (seed 001 / mini-swe-agent v1): a bash-only loop against an OpenAI-compatible
+// Lisa's built-in agent (after the original Lisa CLI's and mini-swe-agent v1's): a bash-only loop against an OpenAI-compatible
 // endpoint, for teams without an agent CLI. Each command runs in a fresh `bash -c` in the worktree.
 
 export interface BuiltinConfig {
@@ -101,7 +101,7 @@ export async function runBuiltinAgent(
 			const e = err instanceof LlmError ? err : new LlmError(String(err), false);
 			return end(false, `builtin: the LLM request failed: ${e.message}`, e.transient);
 		}
-		// The reply is kept even when it is malformed, so the model sees what it said (unlike seed 001).
+		// The reply is kept even when it is malformed, so the model sees what it said (unlike the original Lisa CLI).
 		messages.push({ role: "assistant", content: reply });
 		const action = parseAction(reply);
 		if ("formatError" in action) {

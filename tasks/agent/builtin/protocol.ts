@@ -1,4 +1,4 @@
-// The built-in agent's text protocol (seed 001, after mini-swe-agent v1): every reply is a THOUGHT
+// The built-in agent's text protocol (the original Lisa CLI's, after mini-swe-agent v1): every reply is a THOUGHT
 // and exactly one ```bash block; the command's output comes back as the next user message. Pure.
 
 export const COMPLETE_MARKER = "TASK_COMPLETE";
@@ -63,7 +63,7 @@ export function isCompletion(stdout: string, exitCode: number | null): boolean {
 const MAX_OBSERVATION = 10_000;
 const HALF = 5_000;
 
-/** Output over 10,000 characters keeps its first and last 5,000 (seed 001 / mini-swe-agent). */
+/** Output over 10,000 characters keeps its first and last 5,000 (as mini-swe-agent does). */
 export function truncateOutput(output: string): string {
 	if (output.length <= MAX_OBSERVATION) return output;
 	return `${output.slice(0, HALF)}\n\n[... ${output.length - 2 * HALF} characters of output truncated ...]\n\n${output.slice(-HALF)}`;

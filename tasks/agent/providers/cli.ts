@@ -12,7 +12,7 @@ import {
 } from "./provider";
 
 /**
- * An agent CLI run as `<bin> <argv…>` (DESIGN §9): spawned without a shell, stdin closed, in its
+ * An agent CLI run as `<bin> <argv…>` (README › Providers and models): spawned without a shell, stdin closed, in its
  * own process group. A prompt too long for one argument goes into a file outside the worktree and
  * the agent is told to read it: never silently cut.
  */

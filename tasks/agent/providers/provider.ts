@@ -31,7 +31,7 @@ export interface AgentResult {
 
 export interface Provider {
 	readonly name: ProviderName;
-	/** Claude Code can create and manage its own worktree (seed 004 §1). */
+	/** Claude Code can create and manage its own worktree (README › Providers and models). */
 	readonly supportsNativeWorktree?: boolean;
 	isAvailable(env: NodeJS.ProcessEnv, model?: string, user?: AgentUser): Promise<boolean>;
 	run(prompt: string, opts: AgentRunOptions): Promise<AgentResult>;

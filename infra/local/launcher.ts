@@ -132,19 +132,15 @@ export class LocalLauncher implements Launcher {
 				stdio: ["ignore", "pipe", "pipe"],
 				detached: true,
 			});
+			if (child.pid === undefined) throw new Error("could not start the task process");
 		} catch (err) {
 			if (uid !== undefined) await this.opts.uids?.give(uid);
 			throw err;
 		}
-		const pid = child.pid;
-		if (pid === undefined) {
-			if (uid !== undefined) await this.opts.uids?.give(uid);
-			throw new Error("could not start the task process");
-		}
 		const out = new BoundedLog(logFile);
 		child.stdout?.on("data", (b: Buffer) => out.write(b));
 		child.stderr?.on("data", (b: Buffer) => out.write(b));
-		const taskId = `local:${pid}:${nonce}`;
+		const taskId = `local:${child.pid}:${nonce}`;
 		const exited = new Promise<void>((resolve) =>
 			child.on("close", (code, signal) => {
 				out.close();

@@ -48,8 +48,14 @@ export async function claimLaunch(
 	return res?.changed ? res.run : undefined;
 }
 
-/** `step.launch`: a retry's backoff is over; launch it unless something else already did. */
-export async function handleStepLaunch(deps: PipelineDeps, msg: StepLaunch): Promise<void> {
+/**
+ * `step.launch` (also the sweeper's, for a launch message that was lost): a retry's backoff is
+ * over; launch it unless something else already did.
+ */
+export async function handleStepLaunch(
+	deps: PipelineDeps,
+	msg: Pick<StepLaunch, "runId" | "stepIndex" | "attempt">,
+): Promise<void> {
 	const claimed = await claimLaunch(deps, msg.runId, msg.stepIndex, msg.attempt);
 	if (claimed) await startTask(deps, claimed, msg.stepIndex);
 }

@@ -5,7 +5,7 @@ import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states"
 import type { PipelineDeps } from "./deps";
 import { failForGood, finalize, redrive } from "./finalize";
 import { mutate, note } from "./mutate";
-import { claimLaunch, failAttempt, handleStepFinished, scheduleLaunch, startTask } from "./steps";
+import { failAttempt, handleStepFinished, handleStepLaunch, scheduleLaunch } from "./steps";
 
 // The sweeper reconciles what at-least-once delivery and crashes can leave behind. It finds runs
 // through the status index, which is eventually consistent: every decision about a run is taken on
@@ -141,8 +141,7 @@ async function checkScheduled(deps: PipelineDeps, run: Run, step: Step, pass: Pa
 	if (step.status !== "pending" || !step.notBefore) return;
 	if (pass.restarted) return scheduleLaunch(deps, run, step.index);
 	if (pass.age(step.notBefore) <= SWEEP.scheduleGraceMs) return;
-	const claimed = await claimLaunch(deps, run.runId, step.index, step.attempt);
-	if (claimed) await startTask(deps, claimed, step.index);
+	await handleStepLaunch(deps, { runId: run.runId, stepIndex: step.index, attempt: step.attempt });
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { encodeTime, ulid } from "ulid";
 import { type Guardrail, MAX_GUARDRAILS } from "../domain/guardrails";
+import { ULID_PATTERN } from "../domain/ids";
 import { type Run, type RunPatch, type Step, workSteps } from "../domain/run";
 import type { RunStatus } from "../domain/states";
 import { INDEXES, type IndexName, key } from "./table";
@@ -107,7 +108,7 @@ function decodeCursor(
 	return parsed as Record<string, unknown>;
 }
 
-const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
+const ULID = ULID_PATTERN.source.slice(1, -1); // the one shape of run and event ids, unanchored
 const RUN_PK = new RegExp(`^RUN#(${ULID})$`);
 const EVENT_SK = new RegExp(`^EVT#${ULID}$`);
 /** `<updatedAt>#<runId>`: the status index's sort key. */

@@ -1,5 +1,5 @@
 import type { RepoConfig } from "../../shared/config/schema";
-import { gateProblems } from "../../shared/domain/gates";
+import { gateProblems, type WorkFacts } from "../../shared/domain/gates";
 import { gateLesson } from "../../shared/domain/guardrails";
 import type { Problem } from "../../shared/domain/prompt";
 import { lastLines } from "../../shared/domain/redact";
@@ -24,18 +24,16 @@ export function problemsText(problems: readonly CheckProblem[]): string {
 }
 
 /**
- * The publishing gates on `sha`, judged in the publish repository (the commits the push would
- * send), `secrets` searched in every new content; `moved` when the work's HEAD left `sha` after it
- * was judged.
+ * What the gates judge about `sha`, read in the publish repository (the commits the push would
+ * send), with `secrets` searched in every new content, and the manifest.
  */
-export async function gates(
+export async function workFacts(
 	ws: Workspace,
 	work: Work,
 	sha: string,
 	repo: RepoConfig,
 	secrets: readonly string[],
-	moved?: [string, string],
-): Promise<CheckProblem[]> {
+): Promise<WorkFacts> {
 	const facts = await ws.publish.facts(sha);
 	const leaks = await ws.publish.secretsIn(sha, secrets).catch((err: Error) => {
 		throw new StepFailure(
@@ -48,15 +46,22 @@ export async function gates(
 		() => undefined,
 		(err: Error) => err.message,
 	);
-	return gateProblems({
+	return {
 		...facts,
 		leaks,
-		moved,
 		manifestError,
 		allowWorkflowChanges: repo.allow_workflow_changes,
 		baseBranch: repo.base_branch,
-	}).map((g) => ({ kind: "gate", summary: g.message, lesson: gateLesson(g.gate) }));
+	};
 }
+
+/** The gates the facts fail, as check problems. */
+export const gates = (facts: WorkFacts): CheckProblem[] =>
+	gateProblems(facts).map((g) => ({
+		kind: "gate",
+		summary: g.message,
+		lesson: gateLesson(g.gate),
+	}));
 
 /** The repo's validate commands, in the work's directory, as the agent's user. */
 export async function validate(

@@ -23,7 +23,7 @@ import type { Queue } from "../../shared/queue/sqs";
 import type { DynamoStore } from "../../shared/store/dynamo";
 import { githubClient, statusOf } from "../../shared/trackers/github";
 import type { ChainContext } from "./chain";
-import { type CheckProblem, gates, problemsText, validate } from "./check";
+import { type CheckProblem, gates, problemsText, validate, workFacts } from "./check";
 import { describeFailure, runCommands } from "./commands";
 import { StepFailure } from "./failure";
 import { Git, gitEnv } from "./git";
@@ -270,7 +270,8 @@ async function implementAndCheck(
 		});
 		await ctx.setup(work.dir);
 		const judged = await pinned(work);
-		let problems = await gates(ws, work, judged, repo, deps.secrets);
+		const facts = await workFacts(ws, work, judged, repo, deps.secrets);
+		let problems = gates(facts);
 		if (!problems.length) problems = await validate(work, repo, commands, timeline);
 		a.heartbeat.check();
 		if (!problems.length) {
@@ -281,7 +282,7 @@ async function implementAndCheck(
 				await validation({ agentRuns: n, status: "passed" });
 				return { sha: judged, work, provider: done.spec };
 			}
-			problems = await gates(ws, work, judged, repo, deps.secrets, [judged, head]);
+			problems = gates({ ...facts, moved: [judged, head] });
 		}
 		const failure = problems.some((p) => p.kind === "validation") ? "validation" : "gate";
 		a.lesson ??= {

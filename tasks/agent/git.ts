@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import type { AgentUser } from "./identity";
-import { type ProcessResult, runProcess } from "./process";
+import { type ProcessOptions, type ProcessResult, runProcess } from "./process";
 
 // Git through argv arrays. Every git command Lisa runs ignores what anyone but Lisa configured:
 // no system or global config (an agent of the same user can write ~/.gitconfig), no hooks, no
@@ -86,11 +86,7 @@ export class Git {
 	) {}
 
 	async run(cwd: string, args: string[], opts: GitRunOptions = {}): Promise<string> {
-		const result = await runProcess("git", this.argv(args, opts), {
-			...this.spawnOptions(cwd, opts),
-			stdin: opts.input,
-			maxOutput: MAX_STDOUT,
-		});
+		const result = await this.spawn(cwd, args, opts, { maxOutput: MAX_STDOUT });
 		// A cut answer (a huge list of changed files) must not pass for the whole: the gates read it.
 		if (result.code !== 0 || result.truncated) throw new GitError(args, result);
 		return result.stdout.trim();
@@ -106,28 +102,23 @@ export class Git {
 	): Promise<string> {
 		const stream = new PassThrough();
 		const [a, b] = await Promise.all([
-			runProcess("git", this.argv(from.args, from.opts), {
-				...this.spawnOptions(from.cwd, from.opts),
-				stdin: from.opts?.input,
-				stdout: stream,
-			}),
-			runProcess("git", this.argv(to.args, to.opts), {
-				...this.spawnOptions(to.cwd, to.opts),
-				stdin: stream,
-				maxOutput: MAX_STDOUT,
-			}),
+			this.spawn(from.cwd, from.args, from.opts, { stdout: stream }),
+			this.spawn(to.cwd, to.args, to.opts, { stdin: stream, maxOutput: MAX_STDOUT }),
 		]);
 		if (a.code !== 0) throw new GitError(from.args, a);
 		if (b.code !== 0 || b.truncated) throw new GitError(to.args, b);
 		return b.stdout.trim();
 	}
 
-	private argv(args: string[], opts: GitRunOptions = {}): string[] {
-		return [...ISOLATED_ARGS, ...(opts.remote ? authenticated(this.auth).args : []), ...args];
-	}
-
-	private spawnOptions(cwd: string, opts: GitRunOptions = {}) {
-		return {
+	/** One git process: isolated, as the user `opts` says, with the token when it talks to the remote. */
+	private spawn(
+		cwd: string,
+		args: string[],
+		opts: GitRunOptions = {},
+		io: Pick<ProcessOptions, "stdin" | "stdout" | "maxOutput"> = {},
+	): Promise<ProcessResult> {
+		const secure = opts.remote ? authenticated(this.auth) : { args: [], env: {} };
+		return runProcess("git", [...ISOLATED_ARGS, ...secure.args, ...args], {
 			cwd,
 			env: {
 				...this.baseEnv,
@@ -136,11 +127,13 @@ export class Git {
 				GIT_COMMITTER_NAME: this.baseEnv.GIT_COMMITTER_NAME ?? "Lisa",
 				GIT_COMMITTER_EMAIL: this.baseEnv.GIT_COMMITTER_EMAIL ?? "lisa@users.noreply.github.com",
 				...ISOLATED_ENV,
-				...(opts.remote ? authenticated(this.auth).env : {}),
+				...secure.env,
 			},
 			timeoutMs: opts.timeoutMs ?? 10 * 60_000,
 			user: opts.remote || opts.task ? undefined : this.user,
-		};
+			stdin: opts.input,
+			...io,
+		});
 	}
 }
 

@@ -13,12 +13,26 @@ const KEEPALIVE_MS = 15_000;
 const MAX_OPEN_MS = 30 * 60 * 1000;
 /** What the browser waits before reconnecting, when a stream ends before the run does. */
 const RETRY_MS = 2000;
+/** How long a finished run's stream waits for the tracker effects (and their events) to be done. */
+const FINALIZE_GRACE_MS = 60_000;
+
+/**
+ * The stream ends once nothing more will be written: the run is finished and finalized (its last
+ * events, `run.<status>` and the tracker's, are written before `tracker.done`), or a finalize that
+ * keeps failing has had its grace.
+ */
+function streamOver(run: Run): boolean {
+	if (!isTerminalRun(run.status)) return false;
+	const finished = Date.parse(run.finishedAt ?? run.updatedAt);
+	return run.tracker.done === true || Date.now() - finished > FINALIZE_GRACE_MS;
+}
 
 /**
  * `GET /api/runs/:id/stream` as Server-Sent Events: `run` (the run's view, on connect and whenever
  * it changes), `timeline` (each new event, with its id, so a reconnect resumes after it), and
- * `end` when the run is finished. Where responses are buffered (Lambda), each request answers with
- * what is new and ends; the SSE `retry` makes the browser ask again.
+ * `end` once the run is finished and nothing more will be written. Where responses are buffered
+ * (Lambda), each request answers with what is new and ends; the SSE `retry` makes the browser ask
+ * again.
  */
 export function runStream(
 	c: Context,
@@ -54,7 +68,7 @@ export function runStream(
 						lastWrite = Date.now();
 					}
 				} while (page.nextCursor && !stream.aborted);
-				if (isTerminalRun(run.status)) {
+				if (streamOver(run)) {
 					await stream.writeSSE({ event: "end", data: JSON.stringify({ status: run.status }) });
 					return;
 				}

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import { tail } from "../../shared/domain/redact";
 import type { AgentUser } from "./identity";
 
@@ -36,6 +37,11 @@ export interface ProcessOptions {
 	stdin?: string | Readable;
 	/** Where stdout goes instead of being collected (another program's input). */
 	stdout?: Writable;
+	/**
+	 * Reads stdout a line at a time (a CLI's JSON events): what it returns for a line is what
+	 * `output` keeps and `onOutput` gets instead of the line, nothing when it returns undefined.
+	 */
+	stdoutLines?: (line: string) => string | undefined;
 }
 
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
@@ -85,10 +91,21 @@ export function runProcess(
 				}, opts.timeoutMs)
 			: undefined;
 		opts.signal?.addEventListener("abort", kill, { once: true });
-		const collect = (buf: Buffer) => {
-			const s = buf.toString("utf8");
+		const show = (s: string) => {
 			output = tail(output + s, max);
 			opts.onOutput?.(s);
+		};
+		const collect = (buf: Buffer) => show(buf.toString("utf8"));
+		// Lines are cut after decoding, so a character split across two reads stays whole.
+		const decoder = new StringDecoder("utf8");
+		let partial = "";
+		const readLines = (text: string, end = false) => {
+			const lines = (partial + text).split("\n");
+			partial = end ? "" : (lines.pop() ?? "");
+			for (const line of lines) {
+				const shown = line && opts.stdoutLines?.(line);
+				if (shown) show(`${shown}\n`);
+			}
 		};
 		const out = child.stdout as Readable;
 		const err = child.stderr as Readable;
@@ -100,15 +117,17 @@ export function runProcess(
 		if (opts.stdout) out.pipe(opts.stdout);
 		else
 			out.on("data", (buf: Buffer) => {
-				const s = buf.toString("utf8");
+				const s = opts.stdoutLines ? decoder.write(buf) : buf.toString("utf8");
 				stdoutLength += s.length;
 				stdout = tail(stdout + s, max);
-				collect(buf);
+				if (opts.stdoutLines) readLines(s);
+				else show(s);
 			});
 		err.on("data", collect);
 		const finish = (r: Omit<ProcessResult, "output" | "stdout" | "timedOut" | "truncated">) => {
 			if (settled) return;
 			settled = true;
+			if (opts.stdoutLines) readLines(decoder.end(), true);
 			if (timer) clearTimeout(timer);
 			opts.signal?.removeEventListener("abort", kill);
 			resolve({ ...r, output, stdout, timedOut, truncated: stdoutLength > max, pid: child.pid });

@@ -5,27 +5,53 @@ import { promptFilePointer } from "../../../shared/domain/prompt";
 import type { AgentUser } from "../identity";
 import { runProcess } from "../process";
 import {
+	type AgentReport,
 	type AgentResult,
 	type AgentRunOptions,
 	MAX_PROMPT_ARG_BYTES,
 	type Provider,
+	TRANSIENT_ERROR_KINDS,
 } from "./provider";
 
+/** Reads a CLI's machine-readable output (JSON lines on stdout) while it runs. */
+export interface OutputReader {
+	/** One line of stdout: the readable text to show and keep for it, if any. */
+	line(line: string): string | undefined;
+	/** Once the CLI has exited: what it reported. */
+	report(): AgentReport;
+}
+
+/** One agent CLI: its program, the argv Lisa runs it with, and how its output reads. */
+export interface CliSpec {
+	name: ProviderName;
+	bin: string;
+	argv(prompt: string, opts: AgentRunOptions): string[];
+	reader(): OutputReader;
+	/**
+	 * Settings the CLI needs before a run, written where only this run reads them (its home or the
+	 * scratch directory); returns the variables that point the CLI at them.
+	 */
+	prepare?(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv>;
+	/** Claude Code can create and manage its own worktree (README › Providers and models). */
+	nativeWorktree?: boolean;
+}
+
 /**
- * An agent CLI run as `<bin> <argv…>` (README › Providers and models): spawned without a shell, stdin closed, in its
- * own process group. A prompt too long for one argument goes into a file outside the worktree and
- * the agent is told to read it: never silently cut.
+ * An agent CLI run as `<bin> <argv…>` (README › Providers and models): spawned without a shell,
+ * stdin closed, in its own process group, in its machine-readable mode. A prompt too long for one
+ * argument goes into a file outside the worktree and the agent is told to read it: never cut.
  */
-class CliProvider implements Provider {
-	constructor(
-		readonly name: ProviderName,
-		private readonly bin: string,
-		private readonly argv: (prompt: string, opts: AgentRunOptions) => string[],
-		readonly supportsNativeWorktree = false,
-	) {}
+export class CliProvider implements Provider {
+	readonly name: ProviderName;
+	readonly supportsNativeWorktree: boolean;
+
+	constructor(private readonly spec: CliSpec) {
+		this.name = spec.name;
+		this.supportsNativeWorktree = spec.nativeWorktree === true;
+	}
 
 	async isAvailable(env: NodeJS.ProcessEnv, _model?: string, user?: AgentUser): Promise<boolean> {
-		const r = await runProcess(this.bin, ["--version"], {
+		const r = await runProcess(this.spec.bin, ["--version"], {
 			cwd: user?.home ?? process.cwd(),
 			env,
 			timeoutMs: 30_000,
@@ -45,28 +71,37 @@ class CliProvider implements Provider {
 			await writeFile(file, prompt, { mode: 0o600, flag: "wx" });
 			if (opts.user) await chown(file, opts.user.uid, opts.user.gid);
 		}
+		const reader = this.spec.reader();
 		try {
+			const env = { ...opts.env, ...(await this.spec.prepare?.(opts)) };
 			const r = await runProcess(
-				this.bin,
-				this.argv(file ? promptFilePointer(file, bytes) : prompt, opts),
+				this.spec.bin,
+				this.spec.argv(file ? promptFilePointer(file, bytes) : prompt, opts),
 				{
 					cwd: opts.cwd,
-					env: opts.env,
+					env,
 					timeoutMs: opts.timeoutMs,
 					onOutput: opts.onOutput,
 					signal: opts.signal,
 					user: opts.user,
+					stdoutLines: (line) => reader.line(line),
 				},
 			);
+			const report = reader.report();
 			const notFound = r.error?.includes("ENOENT")
-				? `${this.bin}: command not found (not installed or not in PATH)\n`
+				? `${this.spec.bin}: command not found (not installed or not in PATH)\n`
+				: "";
+			const failed = report.error
+				? `${this.name} reported ${report.error.kind}: ${report.error.message}\n`
 				: "";
 			return {
-				ok: r.code === 0 && !r.timedOut,
-				output: `${notFound}${r.error && !notFound ? `${r.error}\n` : ""}${r.output}`,
+				ok: r.code === 0 && !r.timedOut && !report.error,
+				output: `${notFound}${r.error && !notFound ? `${r.error}\n` : ""}${r.output}${failed}`,
 				exitCode: r.code,
 				signal: r.signal,
 				timedOut: r.timedOut,
+				transient: report.error ? TRANSIENT_ERROR_KINDS.includes(report.error.kind) : undefined,
+				report,
 			};
 		} finally {
 			if (file) await rm(file, { force: true });
@@ -74,39 +109,25 @@ class CliProvider implements Provider {
 	}
 }
 
-const model = (opts: AgentRunOptions, flag: string) => (opts.model ? [flag, opts.model] : []);
+/** `[flag, model]` when the spec names a model. */
+export const modelArgs = (opts: AgentRunOptions, flag: string): string[] =>
+	opts.model ? [flag, opts.model] : [];
 
-// Claude Code's `--worktree` takes an optional name: it is always given, or the prompt would be
-// taken for the name.
-export const claude = new CliProvider(
-	"claude",
-	"claude",
-	(prompt, opts) => [
-		"-p",
-		"--dangerously-skip-permissions",
-		...model(opts, "--model"),
-		...(opts.nativeWorktree ? ["--worktree", opts.nativeWorktree] : []),
-		prompt,
-	],
-	true,
-);
+/** Parses one line of JSON output; anything else is not an event. */
+export function jsonLine(line: string): Record<string, unknown> | undefined {
+	if (!line.startsWith("{")) return undefined;
+	try {
+		const v = JSON.parse(line) as unknown;
+		return v && typeof v === "object" && !Array.isArray(v)
+			? (v as Record<string, unknown>)
+			: undefined;
+	} catch {
+		return undefined;
+	}
+}
 
-export const gemini = new CliProvider("gemini", "gemini", (prompt, opts) => [
-	"--yolo",
-	...model(opts, "-m"),
-	"-p",
-	prompt,
-]);
-
-export const opencode = new CliProvider("opencode", "opencode", (prompt, opts) => [
-	"run",
-	...model(opts, "-m"),
-	prompt,
-]);
-
-export const codex = new CliProvider("codex", "codex", (prompt, opts) => [
-	"exec",
-	"--full-auto",
-	...model(opts, "-m"),
-	prompt,
-]);
+/** A reader for a CLI without a machine-readable mode: every line is shown as it is. */
+export const plainReader = (): OutputReader => ({
+	line: (line) => line,
+	report: () => ({}),
+});

@@ -1,6 +1,9 @@
 import type { ProviderName } from "../../../shared/config/schema";
 import { builtin } from "./builtin";
-import { claude, codex, gemini, opencode } from "./cli";
+import { claude } from "./claude";
+import { codex } from "./codex";
+import { gemini } from "./gemini";
+import { opencode } from "./opencode";
 import type { Provider } from "./provider";
 
 export const PROVIDERS: Record<ProviderName, Provider> = {

@@ -18,6 +18,50 @@ export interface AgentRunOptions {
 	user?: AgentUser;
 }
 
+/** Tokens an agent run used, as its CLI (or the endpoint) reported them; the cost where reported. */
+export interface AgentUsage {
+	inputTokens: number;
+	outputTokens: number;
+	/** Input read from the provider's prompt cache (included in neither of the above). */
+	cacheReadTokens: number;
+	/** Input written to the provider's prompt cache. */
+	cacheWriteTokens: number;
+	costUsd?: number;
+}
+
+/**
+ * Why a run failed, from the CLI's own structured error (never from matching its text): rate
+ * limited, overloaded, out of quota, an unknown model and a network failure are worth the next
+ * model; authentication and a refused request are not.
+ */
+export type AgentErrorKind =
+	| "rate_limit"
+	| "overloaded"
+	| "quota"
+	| "model_not_found"
+	| "network"
+	| "auth"
+	| "invalid_request"
+	| "other";
+
+export const TRANSIENT_ERROR_KINDS: readonly AgentErrorKind[] = [
+	"rate_limit",
+	"overloaded",
+	"quota",
+	"model_not_found",
+	"network",
+];
+
+/** What an agent run said about itself in its machine-readable output. */
+export interface AgentReport {
+	/** The agent's last message. */
+	finalMessage?: string;
+	/** Model turns (requests to the model). */
+	turns?: number;
+	usage?: AgentUsage;
+	error?: { kind: AgentErrorKind; message: string };
+}
+
 export interface AgentResult {
 	ok: boolean;
 	output: string;
@@ -27,6 +71,8 @@ export interface AgentResult {
 	timedOut: boolean;
 	/** The provider's own verdict on a failure, when it knows better than the output patterns. */
 	transient?: boolean;
+	/** What the run reported about itself, when its CLI has a machine-readable mode. */
+	report?: AgentReport;
 }
 
 export interface Provider {

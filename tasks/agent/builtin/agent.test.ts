@@ -7,7 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { bashReply, type LlmDouble, startLlmDouble } from "../../../test/doubles/llm/server";
 import { git } from "../../../test/support/git";
 import { commandEnv } from "../providers/provider";
-import { type BuiltinConfig, builtinConfig, runBuiltinAgent } from "./agent";
+import { type BuiltinConfig, builtinConfig, CUT_REPLY_MESSAGE, runBuiltinAgent } from "./agent";
+import { retryAfterMs } from "./llm";
 
 let llm: LlmDouble;
 let dir: string;
@@ -73,7 +74,8 @@ describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 
 		expect(llm.requests).toHaveLength(6);
 		expect(llm.requests.every((r) => r.authorized && r.model === "test-model")).toBe(true);
-		expect(llm.requests[0]?.temperature).toBe(0);
+		// No temperature unless LISA_LLM_TEMPERATURE sets one: reasoning models refuse any other.
+		expect(llm.requests[0]?.temperature).toBeUndefined();
 		expect(llm.requests[0]?.messages.map((m) => m.role)).toEqual(["system", "user"]);
 		expect(llm.requests[0]?.messages[0]?.content).toMatch(/exactly ONE bash code block/);
 		expect(lastUser(1)).toMatch(/<returncode>0<\/returncode>[\s\S]*chore: init/);
@@ -148,5 +150,105 @@ describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 		expect(builtinConfig({ LISA_LLM_BASE_URL: llm.url })).toBeUndefined();
 		expect(builtinConfig({ LISA_LLM_MODEL: "m" })).toBeUndefined();
 		expect(builtinConfig({ LISA_LLM_BASE_URL: llm.url }, "from-spec")?.llm.model).toBe("from-spec");
+	});
+
+	it("reports its turns, the tokens the endpoint counted and its last reply", async () => {
+		llm.script(
+			{ text: bashReply("Look.", "ls"), usage: { prompt: 1200, completion: 40, cached: 1000 } },
+			{ text: bashReply("Done.", "echo TASK_COMPLETE"), usage: { prompt: 1300, completion: 20 } },
+		);
+		const result = await run();
+		expect(result.report).toEqual({
+			finalMessage: bashReply("Done.", "echo TASK_COMPLETE"),
+			turns: 2,
+			// Cached input is counted once, as cache reads, not again as input.
+			usage: { inputTokens: 1500, outputTokens: 60, cacheReadTokens: 1000, cacheWriteTokens: 0 },
+		});
+	});
+
+	it("does not run a reply cut at the output limit, and asks for a shorter one", async () => {
+		llm.script(
+			{
+				text: bashReply("Delete the cache.", "rm -rf cache && touch cut.txt"),
+				finishReason: "length",
+			},
+			bashReply("Done.", "echo TASK_COMPLETE"),
+		);
+		const result = await run();
+		expect(result).toMatchObject({ ok: true });
+		expect(existsSync(path.join(repo, "cut.txt"))).toBe(false);
+		expect(lastUser(1)).toBe(CUT_REPLY_MESSAGE);
+		expect(result.output).toContain("cut off");
+	});
+});
+
+describe("the built-in agent against a reasoning model and an endpoint's answers", () => {
+	it("sends no temperature, so a reasoning model answers; a temperature set on purpose is sent", async () => {
+		const reasoning = await startLlmDouble({ reasoning: true });
+		try {
+			const cfg = builtinConfig({
+				LISA_LLM_BASE_URL: reasoning.url,
+				LISA_LLM_API_KEY: reasoning.apiKey,
+				LISA_LLM_MODEL: "o4-mini",
+			});
+			if (!cfg) throw new Error("no config");
+			reasoning.script(bashReply("Done.", "echo TASK_COMPLETE"));
+			expect(await run(cfg)).toMatchObject({ ok: true });
+
+			const hot = builtinConfig({
+				LISA_LLM_BASE_URL: reasoning.url,
+				LISA_LLM_API_KEY: reasoning.apiKey,
+				LISA_LLM_MODEL: "o4-mini",
+				LISA_LLM_TEMPERATURE: "0",
+			});
+			if (!hot) throw new Error("no config");
+			const refused = await run(hot);
+			expect(refused).toMatchObject({ ok: false, transient: false });
+			expect(refused.output).toMatch(
+				/HTTP 400.*Unsupported value: 'temperature' does not support 0/,
+			);
+			expect(reasoning.requests.map((r) => r.temperature)).toEqual([undefined, 0]);
+		} finally {
+			await reasoning.stop();
+		}
+	});
+
+	it("takes an unknown model as transient (the next model goes on) without asking again", async () => {
+		llm.script({
+			status: 404,
+			code: "model_not_found",
+			message: "The model `gpt-9` does not exist or you do not have access to it.",
+		});
+		const result = await run();
+		expect(result).toMatchObject({ ok: false, transient: true });
+		expect(result.output).toMatch(/HTTP 404.*The model `gpt-9` does not exist/);
+		expect(llm.requests).toHaveLength(1);
+	});
+
+	it("waits as retry-after-ms says, and leaves a wait longer than is worth it to the next model", async () => {
+		llm.script(
+			{ status: 429, headers: { "retry-after-ms": "20" } },
+			bashReply("Done.", "echo TASK_COMPLETE"),
+		);
+		expect(await run()).toMatchObject({ ok: true });
+		expect(llm.requests).toHaveLength(2);
+
+		llm.requests.length = 0;
+		const later = new Date(Date.now() + 120_000).toUTCString();
+		llm.script({ status: 429, headers: { "retry-after": later } });
+		const result = await run();
+		expect(result).toMatchObject({ ok: false, transient: true });
+		expect(llm.requests).toHaveLength(1);
+	});
+
+	it("reads Retry-After in seconds or as an HTTP date, and retry-after-ms first", () => {
+		const now = Date.parse("2026-11-24T10:00:00Z");
+		const h = (o: Record<string, string>) => new Headers(o);
+		expect(retryAfterMs(h({ "retry-after": "3" }), now)).toBe(3000);
+		expect(retryAfterMs(h({ "retry-after": "Tue, 24 Nov 2026 10:00:07 GMT" }), now)).toBe(7000);
+		expect(retryAfterMs(h({ "retry-after": "Tue, 24 Nov 2026 09:00:00 GMT" }), now)).toBe(0);
+		expect(retryAfterMs(h({ "retry-after-ms": "250", "retry-after": "9" }), now)).toBe(250);
+		expect(retryAfterMs(h({ "retry-after": "soon" }), now)).toBeUndefined();
+		expect(retryAfterMs(h({}), now)).toBeUndefined();
 	});
 });

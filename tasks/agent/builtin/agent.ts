@@ -2,8 +2,8 @@ import { blockedMessage, blockedReason } from "../../../shared/domain/blocklist"
 import { tail } from "../../../shared/domain/redact";
 import type { AgentUser } from "../identity";
 import { runProcess } from "../process";
-import type { AgentResult } from "../providers/provider";
-import { type ChatMessage, chat, type LlmConfig, LlmError } from "./llm";
+import type { AgentResult, AgentUsage } from "../providers/provider";
+import { type ChatMessage, type ChatReply, chat, type LlmConfig, LlmError } from "./llm";
 import {
 	COMPLETE_MARKER,
 	isCompletion,
@@ -29,6 +29,9 @@ const positive = (v: string | undefined, fallback: number) => {
 	return Number.isFinite(n) && n > 0 ? n : fallback;
 };
 
+const optionalNumber = (v: string | undefined) =>
+	v?.trim() && Number.isFinite(Number(v)) ? Number(v) : undefined;
+
 /** The agent's settings from `LISA_LLM_*`; undefined when no endpoint or model is set. */
 export function builtinConfig(
 	env: NodeJS.ProcessEnv,
@@ -41,6 +44,7 @@ export function builtinConfig(
 			baseUrl,
 			apiKey: env.LISA_LLM_API_KEY,
 			model,
+			temperature: optionalNumber(env.LISA_LLM_TEMPERATURE),
 			timeoutMs: positive(env.LISA_LLM_REQUEST_TIMEOUT_SECONDS, 300) * 1000,
 			retryDelaysMs: [1000, 3000],
 		},
@@ -63,6 +67,20 @@ export interface BuiltinIo {
 
 const MAX_TRANSCRIPT = 64 * 1024;
 
+/** What a reply cut at the output limit is answered with: it is not run, half a command is worse. */
+export const CUT_REPLY_MESSAGE =
+	"Your reply was cut off at the output token limit, so nothing was run. Reply again, shorter: a brief THOUGHT and exactly ONE bash code block.";
+
+function addUsage(total: AgentUsage | undefined, more: AgentUsage | undefined) {
+	if (!more) return total;
+	return {
+		inputTokens: (total?.inputTokens ?? 0) + more.inputTokens,
+		outputTokens: (total?.outputTokens ?? 0) + more.outputTokens,
+		cacheReadTokens: (total?.cacheReadTokens ?? 0) + more.cacheReadTokens,
+		cacheWriteTokens: (total?.cacheWriteTokens ?? 0) + more.cacheWriteTokens,
+	};
+}
+
 export async function runBuiltinAgent(
 	task: string,
 	cfg: BuiltinConfig,
@@ -75,6 +93,9 @@ export async function runBuiltinAgent(
 		transcript = tail(transcript + text, MAX_TRANSCRIPT);
 		io.onOutput?.(text);
 	};
+	let usage: AgentUsage | undefined;
+	let turns = 0;
+	let lastReply: string | undefined;
 	const end = (ok: boolean, line: string, transient?: boolean): AgentResult => {
 		emit(`${line}\n`);
 		return {
@@ -83,6 +104,7 @@ export async function runBuiltinAgent(
 			exitCode: ok ? 0 : 1,
 			timedOut: deadline.aborted,
 			transient: ok ? undefined : transient,
+			report: { finalMessage: lastReply, turns, usage },
 		};
 	};
 
@@ -93,19 +115,23 @@ export async function runBuiltinAgent(
 	let formatErrors = 0;
 	for (let step = 1; step <= cfg.maxSteps; step++) {
 		if (signal.aborted) return end(false, "builtin: stopped", false);
-		let reply: string;
+		let answer: ChatReply;
 		try {
-			reply = await chat({ ...cfg.llm, signal }, messages);
+			answer = await chat({ ...cfg.llm, signal }, messages);
 		} catch (err) {
 			if (signal.aborted) return end(false, "builtin: stopped", false);
 			const e = err instanceof LlmError ? err : new LlmError(String(err), false);
 			return end(false, `builtin: the LLM request failed: ${e.message}`, e.transient);
 		}
+		turns++;
+		usage = addUsage(usage, answer.usage);
+		const reply = answer.content;
+		lastReply = reply;
 		// The reply is kept even when it is malformed, so the model sees what it said (unlike the original Lisa CLI).
 		messages.push({ role: "assistant", content: reply });
-		const action = parseAction(reply);
+		const action = answer.cut ? { formatError: CUT_REPLY_MESSAGE } : parseAction(reply);
 		if ("formatError" in action) {
-			emit(`[step ${step}] format error: ${action.formatError}\n`);
+			emit(`[step ${step}] ${answer.cut ? "cut off" : "format error"}: ${action.formatError}\n`);
 			if (++formatErrors >= cfg.maxFormatErrors)
 				return end(
 					false,

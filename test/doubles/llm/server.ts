@@ -6,9 +6,23 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 
+/** An answer with more than its text: a reply cut at the output limit, or given usage numbers. */
+export interface LlmText {
+	text: string;
+	finishReason?: "stop" | "length";
+	usage?: { prompt: number; completion: number; cached?: number };
+}
+
 export type LlmReply =
 	| string
-	| { status: number; message?: string; code?: string; headers?: Record<string, string> };
+	| LlmText
+	| {
+			status: number;
+			message?: string;
+			code?: string;
+			param?: string;
+			headers?: Record<string, string>;
+	  };
 
 export interface ChatRequest {
 	model: string;
@@ -36,13 +50,20 @@ export const DEFAULT_LLM_KEY = "sk-test-llm-0123456789abcdefghijklmn";
 const ERROR_TYPES: Record<number, string> = {
 	400: "invalid_request_error",
 	401: "invalid_request_error",
+	404: "invalid_request_error",
 	429: "requests",
 	500: "server_error",
 	502: "server_error",
 	503: "server_error",
 };
 
-export async function startLlmDouble(opts: { apiKey?: string } = {}): Promise<LlmDouble> {
+/**
+ * `reasoning`: the model refuses a `temperature` other than its default, as OpenAI's reasoning
+ * models do (400 `unsupported_value`).
+ */
+export async function startLlmDouble(
+	opts: { apiKey?: string; reasoning?: boolean } = {},
+): Promise<LlmDouble> {
 	const apiKey = opts.apiKey ?? DEFAULT_LLM_KEY;
 	const requests: ChatRequest[] = [];
 	const queue: LlmReply[] = [];
@@ -52,10 +73,16 @@ export async function startLlmDouble(opts: { apiKey?: string } = {}): Promise<Ll
 	});
 	let n = 0;
 
-	const error = (status: number, message: string, code: string | null, headers = {}) =>
+	const error = (
+		status: number,
+		message: string,
+		code: string | null,
+		headers = {},
+		param: string | null = null,
+	) =>
 		new Response(
 			JSON.stringify({
-				error: { message, type: ERROR_TYPES[status] ?? "server_error", param: null, code },
+				error: { message, type: ERROR_TYPES[status] ?? "server_error", param, code },
 			}),
 			{ status, headers: { "content-type": "application/json", ...headers } },
 		);
@@ -87,8 +114,18 @@ export async function startLlmDouble(opts: { apiKey?: string } = {}): Promise<Ll
 			return error(401, "Incorrect API key provided.", "invalid_api_key", {
 				"www-authenticate": 'Bearer realm="OpenAI API"',
 			});
-		const reply = queue.shift() ?? fallback(req);
-		if (typeof reply !== "string")
+		if (opts.reasoning && req.temperature !== undefined && req.temperature !== 1)
+			return error(
+				400,
+				`Unsupported value: 'temperature' does not support ${req.temperature} with this model. Only the default (1) value is supported.`,
+				"unsupported_value",
+				{},
+				"temperature",
+			);
+		const next = queue.shift() ?? fallback(req);
+		const reply: LlmText | Exclude<LlmReply, string> =
+			typeof next === "string" ? { text: next } : next;
+		if (!("text" in reply))
 			return error(
 				reply.status,
 				reply.message ??
@@ -102,10 +139,11 @@ export async function startLlmDouble(opts: { apiKey?: string } = {}): Promise<Ll
 						: {}),
 					...reply.headers,
 				},
+				reply.param ?? null,
 			);
 		n++;
-		const promptTokens = Math.ceil(JSON.stringify(req.messages).length / 4);
-		const completionTokens = Math.ceil(reply.length / 4);
+		const promptTokens = reply.usage?.prompt ?? Math.ceil(JSON.stringify(req.messages).length / 4);
+		const completionTokens = reply.usage?.completion ?? Math.ceil(reply.text.length / 4);
 		return c.json({
 			id: `chatcmpl-double${n}`,
 			object: "chat.completion",
@@ -114,15 +152,16 @@ export async function startLlmDouble(opts: { apiKey?: string } = {}): Promise<Ll
 			choices: [
 				{
 					index: 0,
-					message: { role: "assistant", content: reply, refusal: null },
+					message: { role: "assistant", content: reply.text, refusal: null },
 					logprobs: null,
-					finish_reason: "stop",
+					finish_reason: reply.finishReason ?? "stop",
 				},
 			],
 			usage: {
 				prompt_tokens: promptTokens,
 				completion_tokens: completionTokens,
 				total_tokens: promptTokens + completionTokens,
+				prompt_tokens_details: { cached_tokens: reply.usage?.cached ?? 0 },
 			},
 			system_fingerprint: null,
 		});

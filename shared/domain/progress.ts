@@ -11,6 +11,7 @@ import {
 	workSteps,
 } from "./run";
 import { isTerminalRun, isTerminalStep, nextRunStatus } from "./states";
+import { withAttemptUsage } from "./usage";
 
 // What the pipeline does next when a step reports (or is found dead). Pure: the handler applies the
 // patch with one conditional write and then performs the side effects the decision names.
@@ -39,6 +40,7 @@ export function reportMessage(runId: string, stepIndex: number, report: StepRepo
 		transient: report.transient,
 		provider: report.provider,
 		plan: report.plan,
+		usage: report.usage,
 	};
 }
 
@@ -118,6 +120,7 @@ export function decideOnStepFinished(
 						agentState: undefined,
 						heartbeatAt: undefined,
 						report: undefined,
+						usage: withAttemptUsage(step.usage, step.attempt, msg.usage),
 						launchedAt: delaySeconds ? undefined : now,
 						notBefore: delaySeconds ? at : undefined,
 					},
@@ -133,6 +136,7 @@ export function decideOnStepFinished(
 		prUrl: msg.prUrl ?? step.prUrl,
 		provider: msg.provider ?? step.provider,
 		error: msg.outcome === "failed" ? (msg.error ?? "the step failed") : undefined,
+		usage: withAttemptUsage(step.usage, step.attempt, msg.usage),
 	};
 	if (msg.outcome === "failed") return failRun(run, step.index, finished, now);
 	if (step.kind === "plan") return acceptPlan(run, step, msg, finished, now, limits);

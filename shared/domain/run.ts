@@ -1,6 +1,7 @@
 import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
 import type { Plan } from "./plan";
 import { type AgentState, nextStepStatus, type RunStatus, type StepStatus } from "./states";
+import type { AttemptUsage, StepAttemptUsage } from "./usage";
 
 /** What started a run. */
 export const TRIGGERS = ["webhook", "poll", "api", "retry"] as const;
@@ -28,6 +29,8 @@ export interface StepReport {
 	provider?: string;
 	/** A planning step's validated plan. */
 	plan?: Plan;
+	/** What the attempt's agents used. */
+	usage?: AttemptUsage;
 	at: string;
 }
 
@@ -64,6 +67,8 @@ export interface Step {
 	finishedAt?: string;
 	report?: StepReport;
 	validation?: StepValidation;
+	/** What each attempt's agents used, per attempt that reported. */
+	usage?: StepAttemptUsage[];
 }
 
 /** Which tracker side effects are done, so a redelivered message resumes instead of repeating. */

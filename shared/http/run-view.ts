@@ -1,4 +1,5 @@
 import { prUrls, type Run, workSteps } from "../domain/run";
+import { sumUsage } from "../domain/usage";
 import type { ApiDeps } from "./deps";
 
 /** What the API shows of a run: no config snapshot, no issue text. */
@@ -12,6 +13,7 @@ export function runView(run: Run, deps: Pick<ApiDeps, "runUrl" | "now">) {
 		repos: [...new Set(work.map((s) => s.repo))],
 		provider: run.steps.findLast((s) => s.provider)?.provider ?? null,
 		durationSeconds: Math.max(0, Math.round((end - Date.parse(run.createdAt)) / 1000)),
+		usage: sumUsage(run.steps.flatMap((s) => s.usage ?? []).map((u) => u.total)),
 		prUrls: prUrls(run),
 		links: {
 			dashboard: deps.runUrl(run.runId),

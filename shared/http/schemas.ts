@@ -3,6 +3,7 @@ import { SOURCES } from "../config/schema";
 import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
 import { TRIGGERS } from "../domain/run";
 import { AGENT_STATES, RUN_STATUSES, STEP_STATUSES } from "../domain/states";
+import { attemptUsageSchema, tokenUsageSchema } from "../domain/usage";
 
 // The runs API's requests and answers as zod schemas: the routes validate with them, the OpenAPI
 // document is generated from them, and the contract tests hold the answers to them.
@@ -104,6 +105,14 @@ const stepView = z.looseObject({
 			lastFailure: z.string().optional(),
 		})
 		.optional(),
+	usage: z
+		.array(
+			attemptUsageSchema.extend({ attempt: z.number().int() }).meta({
+				description:
+					"What the attempt's agent runs used (each model of the fallback chain and each validation retry), as the CLIs reported it",
+			}),
+		)
+		.optional(),
 });
 
 export const runAnswer = z.looseObject({
@@ -129,6 +138,7 @@ export const runAnswer = z.looseObject({
 	repos: z.array(z.string()),
 	provider: z.string().nullable().meta({ description: "The provider of the latest step that ran" }),
 	durationSeconds: z.number().meta({ description: "Creation to end (or to now while active)" }),
+	usage: tokenUsageSchema.meta({ description: "What every agent run of the run used, summed" }),
 	prUrls: z.array(z.string()),
 	links: z.object({ dashboard: z.string(), events: z.string(), stream: z.string() }),
 });

@@ -3,6 +3,7 @@ import { SOURCES } from "../config/schema";
 import { issueRefSchema, runIdSchema } from "../domain/ids";
 import { planSchema } from "../domain/plan";
 import { TRIGGERS } from "../domain/run";
+import { attemptUsageSchema } from "../domain/usage";
 
 // Queue messages (README › How a run works). Every message is validated on both ends. Run ids are ULIDs and
 // issue ids, keys and the trackers' other ids are bounded printable text (shared/domain/ids.ts):
@@ -42,6 +43,8 @@ export const stepFinishedSchema = z.object({
 	provider: z.string().optional(),
 	/** A planning step's plan (checked again by the handler against the run's config). */
 	plan: planSchema.optional(),
+	/** What the attempt's agents used. */
+	usage: attemptUsageSchema.optional(),
 });
 export type StepFinished = z.infer<typeof stepFinishedSchema>;
 

@@ -6,11 +6,12 @@ import {
 	type ModelSpec,
 } from "../../shared/domain/fallback";
 import { redact } from "../../shared/domain/redact";
+import type { AgentRunUsage } from "../../shared/domain/usage";
 import { StepFailure } from "./failure";
 import type { Heartbeat } from "./heartbeat";
 import type { AgentUser } from "./identity";
 import { PROVIDERS } from "./providers";
-import { agentEnv, type Provider } from "./providers/provider";
+import { type AgentReport, agentEnv, type Provider } from "./providers/provider";
 import { supervise } from "./supervise";
 import type { Timeline } from "./timeline";
 
@@ -28,6 +29,8 @@ export interface ChainContext {
 	scratchDir: string;
 	/** The agent's own user, when the task has one. */
 	user?: AgentUser;
+	/** Where each agent run's model, outcome and usage is recorded, for the attempt's report. */
+	agentRuns: AgentRunUsage[];
 }
 
 /** One model's run: where, with what prompt, and how to see it is active. */
@@ -102,10 +105,16 @@ export async function runChain(
 				secrets: ctx.secrets,
 			},
 		);
+		const { turns, usage } = result.report ?? {};
+		ctx.agentRuns.push({ model: m.spec, ok: result.ok, turns, usage });
 		ctx.heartbeat.check();
 		if (result.timedOut || (!result.ok && Date.now() >= ctx.deadlineAt)) throw timedOut(ctx);
 		if (result.ok) {
-			await ctx.timeline.add("agent.finished", `${m.spec} finished`, { provider: m.spec });
+			await ctx.timeline.add("agent.finished", `${m.spec} finished${usageText(result.report)}`, {
+				provider: m.spec,
+				turns,
+				usage,
+			});
 			return { index: i, spec: m.spec, turn };
 		}
 		const verdict = failureVerdict(m.spec, { ...result, stuck }, ctx.staleSeconds);
@@ -114,7 +123,7 @@ export async function runChain(
 		await ctx.timeline.add(
 			"agent.failed",
 			`${reason}${verdict.transient && next ? `\n(transient: trying ${next})` : ""}`,
-			{ provider: m.spec, transient: verdict.transient },
+			{ provider: m.spec, transient: verdict.transient, turns, usage, error: result.report?.error },
 		);
 		if (!verdict.transient)
 			throw new StepFailure(
@@ -126,6 +135,19 @@ export async function runChain(
 		await hooks.reset();
 	}
 	throw new StepFailure(exhaustedError(attempts), true, "agent");
+}
+
+/** ": 12 turns, 1,234 tokens in (+5,000 cached), 567 out, $0.0123" — what the run reported. */
+function usageText(report: AgentReport | undefined): string {
+	const u = report?.usage;
+	const parts = [
+		report?.turns !== undefined ? `${report.turns} turns` : undefined,
+		u
+			? `${u.inputTokens.toLocaleString("en")} tokens in${u.cacheReadTokens ? ` (+${u.cacheReadTokens.toLocaleString("en")} cached)` : ""}, ${u.outputTokens.toLocaleString("en")} out`
+			: undefined,
+		u?.costUsd !== undefined ? `$${u.costUsd.toFixed(4)}` : undefined,
+	].filter(Boolean);
+	return parts.length ? `: ${parts.join(", ")}` : "";
 }
 
 function timedOut(ctx: ChainContext): StepFailure {

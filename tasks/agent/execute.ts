@@ -17,6 +17,7 @@ import {
 } from "../../shared/domain/run";
 import { stepDeadline } from "../../shared/domain/supervision";
 import { isTransientFailure, isTransientStatus } from "../../shared/domain/transient";
+import type { AgentRunUsage } from "../../shared/domain/usage";
 import type { LaunchRepo } from "../../shared/launcher/launcher";
 import type { Logger } from "../../shared/log";
 import type { Queue } from "../../shared/queue/sqs";
@@ -75,6 +76,8 @@ export interface Attempt {
 	scope: AgentScope;
 	/** The repositories the launch handed the task (LISA_REPOS). */
 	repos: LaunchRepo[];
+	/** Every agent run of the attempt, for its report's usage. */
+	agentRuns: AgentRunUsage[];
 }
 
 interface Resolved {
@@ -121,6 +124,7 @@ export function chainContext(
 		heartbeat: a.heartbeat,
 		timeline: a.timeline,
 		user: a.scope.user,
+		agentRuns: a.agentRuns,
 	};
 }
 

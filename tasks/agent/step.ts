@@ -4,6 +4,7 @@ import { guardrailSummary } from "../../shared/domain/guardrails";
 import { redact } from "../../shared/domain/redact";
 import type { Run, StepReport } from "../../shared/domain/run";
 import { isTransientFailure } from "../../shared/domain/transient";
+import { attemptUsage } from "../../shared/domain/usage";
 import { type Attempt, execute, type Lesson, type StepRequest, type TaskDeps } from "./execute";
 import { type FailureKind, StepFailure } from "./failure";
 import { Heartbeat } from "./heartbeat";
@@ -56,6 +57,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		timeline,
 		scope: { mark },
 		repos: [],
+		agentRuns: [],
 	};
 	let outcome: Outcome;
 	try {
@@ -98,6 +100,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	}
 	// A repo's guardrails come from its own steps; a plan is about no single repo.
 	if (step.kind !== "plan") await learn(deps, run, step.repo, attempt.lesson, secrets);
+	outcome.usage = attemptUsage(attempt.agentRuns);
 	const report: StepReport = { ...outcome, attempt: req.attempt, at: new Date().toISOString() };
 	// Stored first, so the sweeper can re-send it if the message is lost.
 	await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {

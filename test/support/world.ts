@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { type LocalStack, startLocalStack } from "../../infra/local/stack";
 import { isTerminalRun, type RunStatus } from "../../shared/domain/states";
+import type { StepAttemptUsage } from "../../shared/domain/usage";
 import { createApp } from "../../shared/http/app";
 import { createLogger } from "../../shared/log";
 import type { Settings } from "../../shared/settings";
@@ -94,6 +95,7 @@ export interface ApiRun {
 		agentState?: string;
 		taskId?: string;
 		provider?: string;
+		usage?: StepAttemptUsage[];
 	}[];
 	tracker: Record<string, boolean>;
 	waitingSince?: string;

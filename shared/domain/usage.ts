@@ -1,0 +1,72 @@
+import { z } from "zod";
+
+// What the agents of a step attempt used (README › The run and its steps): tokens as each agent
+// CLI or the built-in agent's endpoint reported them, and the cost where the CLI reports one.
+
+const tokens = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+export const tokenUsageSchema = z.object({
+	inputTokens: tokens,
+	outputTokens: tokens,
+	/** Input read from the provider's prompt cache (counted in neither of the above). */
+	cacheReadTokens: tokens,
+	/** Input written to the provider's prompt cache. */
+	cacheWriteTokens: tokens,
+	costUsd: z.number().min(0).max(1e9).optional(),
+});
+export type TokenUsage = z.infer<typeof tokenUsageSchema>;
+
+/** One agent run of an attempt: a model of the fallback chain, or a validation retry. */
+export const agentRunUsageSchema = z.object({
+	model: z.string().max(200),
+	ok: z.boolean(),
+	turns: z.number().int().min(0).optional(),
+	/** Absent when the run reported none (a CLI killed before its summary, an old CLI). */
+	usage: tokenUsageSchema.optional(),
+});
+export type AgentRunUsage = z.infer<typeof agentRunUsageSchema>;
+
+/** An attempt's agent runs, in order, and their sum. */
+export const attemptUsageSchema = z.object({
+	runs: z.array(agentRunUsageSchema).max(100),
+	total: tokenUsageSchema,
+});
+export type AttemptUsage = z.infer<typeof attemptUsageSchema>;
+
+/** Kept on the step, one per attempt that reported. */
+export type StepAttemptUsage = AttemptUsage & { attempt: number };
+
+/** The sum of what was reported; a cost only when some run reported one. */
+export function sumUsage(list: readonly (TokenUsage | undefined)[]): TokenUsage {
+	const total: TokenUsage = {
+		inputTokens: 0,
+		outputTokens: 0,
+		cacheReadTokens: 0,
+		cacheWriteTokens: 0,
+	};
+	for (const u of list) {
+		if (!u) continue;
+		total.inputTokens += u.inputTokens;
+		total.outputTokens += u.outputTokens;
+		total.cacheReadTokens += u.cacheReadTokens;
+		total.cacheWriteTokens += u.cacheWriteTokens;
+		if (u.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + u.costUsd;
+	}
+	return total;
+}
+
+/** The attempt's usage from its agent runs; undefined when no agent ran. */
+export function attemptUsage(runs: readonly AgentRunUsage[]): AttemptUsage | undefined {
+	if (!runs.length) return undefined;
+	return { runs: [...runs], total: sumUsage(runs.map((r) => r.usage)) };
+}
+
+/** The step's usage list with this attempt's (once: a redelivered report replaces its own). */
+export function withAttemptUsage(
+	list: readonly StepAttemptUsage[] | undefined,
+	attempt: number,
+	usage: AttemptUsage | undefined,
+): StepAttemptUsage[] | undefined {
+	if (!usage) return list ? [...list] : undefined;
+	return [...(list ?? []).filter((u) => u.attempt !== attempt), { attempt, ...usage }];
+}

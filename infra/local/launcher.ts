@@ -21,6 +21,13 @@ import { BoundedLog } from "./task-log";
 const TASK_ENTRY = fileURLToPath(new URL("../../tasks/agent/main.ts", import.meta.url));
 /** tsx runs the TypeScript task entry directly, as `npm start` runs the stack. */
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+/** The pinned agent CLIs `npm install` puts in agents/: after the user's own on PATH. */
+const PINNED_CLIS = fileURLToPath(new URL("../../agents/node_modules/.bin", import.meta.url));
+
+const withPinnedClis = (env: Record<string, string>) => ({
+	...env,
+	PATH: env.PATH ? `${env.PATH}${path.delimiter}${PINNED_CLIS}` : PINNED_CLIS,
+});
 const STOP_GRACE_MS = 10_000;
 /** Task logs older than this are removed when the stack starts. */
 const LOG_RETENTION_DAYS = 14;
@@ -121,7 +128,7 @@ export class LocalLauncher implements Launcher {
 			child = spawn(process.execPath, ["--import", TSX_LOADER, TASK_ENTRY], {
 				cwd: workspace,
 				env: {
-					...inheritedTaskEnv(this.env),
+					...withPinnedClis(inheritedTaskEnv(this.env)),
 					...taskEnvironment(req, this.settings),
 					LISA_WORKSPACE: workspace,
 					LISA_LOCAL_TASK: nonce,

@@ -1,3 +1,4 @@
+import { PROVIDER_ENV } from "../config/provider-env";
 import type { Run } from "../domain/run";
 import type { Settings } from "../settings";
 
@@ -68,9 +69,7 @@ const TASK_ENV_ALLOW = [
 	/^(PATH|HOME|USER|LOGNAME|LANG|LC_ALL|LC_CTYPE|TZ|TMPDIR|SHELL|TERM|LOG_LEVEL)$/,
 	/^GITHUB_(TOKEN|API_URL)$/,
 	/^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL)$/,
-	/^(ANTHROPIC|CLAUDE_CODE|GEMINI|GOOGLE_GENAI|OPENAI|OPENROUTER|OPENCODE|CODEX)_/,
-	/^(GOOGLE_API_KEY|GOOGLE_CLOUD_PROJECT)$/,
-	/^LISA_LLM_/,
+	...Object.values(PROVIDER_ENV).flat(),
 	/^AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED$/,
 ];
 

@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
-import { copyFile, mkdtemp, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENT_CLI_BIN } from "../../test/support/agent-cli";
 
 const exec = promisify(execFile);
 let out: string;
@@ -40,4 +41,32 @@ describe("the container's task bundle", () => {
 			err: { message: "LISA_RUN_ID is not set" },
 		});
 	});
+
+	it("checks in the image that each installed CLI still takes Lisa's flags (check-clis)", async () => {
+		const bundle = path.join(out, "agent.mjs");
+		const checked = await exec(process.execPath, [bundle, "check-clis"], {
+			env: { PATH: `${AGENT_CLI_BIN}:${process.env.PATH}` },
+		});
+		expect(checked.stdout.split("\n").filter((l) => l.startsWith("ok "))).toHaveLength(4);
+
+		// A codex whose help lacks a flag Lisa passes: the build fails, naming it.
+		const bin = path.join(out, "bin");
+		await mkdir(bin);
+		const real = path.join(AGENT_CLI_BIN, "codex");
+		await writeFile(
+			path.join(bin, "codex"),
+			`#!/bin/sh\n"${real}" "$@" | sed 's/--strict-config/--lenient-config/'\n`,
+			{ mode: 0o755 },
+		);
+		const failed = await exec(process.execPath, [bundle, "check-clis"], {
+			env: { PATH: `${bin}:${AGENT_CLI_BIN}:${process.env.PATH}` },
+		}).then(
+			() => undefined,
+			(e: { code: number; stdout: string }) => e,
+		);
+		expect(failed?.code).toBe(1);
+		expect(failed?.stdout).toMatch(
+			/^FAIL codex codex-cli [\d.]+: no longer accepts --strict-config$/m,
+		);
+	}, 180_000);
 });

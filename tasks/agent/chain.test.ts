@@ -28,7 +28,15 @@ describe("fallback chain", () => {
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "gemini:gemini-2.5-pro" });
 		const calls = await w.callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude", "gemini"]);
-		expect(calls[1]?.argv).toEqual(["--yolo", "-m", "gemini-2.5-pro", "-p", expect.any(String)]);
+		expect(calls[1]?.argv).toEqual([
+			"--skip-trust",
+			"--yolo",
+			"--output-format",
+			"stream-json",
+			"-m",
+			"gemini-2.5-pro",
+			expect.stringMatching(/^--prompt=/),
+		]);
 		const step = (await w.run(runId)).steps[0];
 		expect(step?.provider).toBe("gemini:gemini-2.5-pro");
 		const events = await w.events(runId);
@@ -92,12 +100,45 @@ describe("fallback chain", () => {
 			"models: ['claude:opus', gemini, 'opencode:anthropic/claude-sonnet', 'codex:o4']",
 		);
 		expect(await w.runTask(runId)).toMatchObject({ outcome: "succeeded", provider: "codex:o4" });
-		const argv = (await w.callsOf(runId)).map((c) => [c.cli, ...c.argv.slice(0, -1)]);
+		// Up to the prompt: after `--`, or gemini's `--prompt=`.
+		const flags = (argv: string[]) =>
+			argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv.slice(0, -1);
+		const argv = (await w.callsOf(runId)).map((c) => [c.cli, ...flags(c.argv)]);
 		expect(argv).toEqual([
-			["claude", "-p", "--dangerously-skip-permissions", "--model", "opus"],
-			["gemini", "--yolo", "-p"],
-			["opencode", "run", "-m", "anthropic/claude-sonnet"],
-			["codex", "exec", "--full-auto", "-m", "o4"],
+			[
+				"claude",
+				"-p",
+				"--dangerously-skip-permissions",
+				"--output-format",
+				"stream-json",
+				"--verbose",
+				"--model",
+				"opus",
+			],
+			["gemini", "--skip-trust", "--yolo", "--output-format", "stream-json"],
+			[
+				"opencode",
+				"run",
+				"--format",
+				"json",
+				"--pure",
+				"--title",
+				"Lisa",
+				"-m",
+				"anthropic/claude-sonnet",
+			],
+			[
+				"codex",
+				"exec",
+				"--json",
+				"--strict-config",
+				"--dangerously-bypass-approvals-and-sandbox",
+				"--ephemeral",
+				"--color",
+				"never",
+				"--model",
+				"o4",
+			],
 		]);
 	});
 });

@@ -3,6 +3,9 @@ import path from "node:path";
 import { createLogger, secretValues } from "../../shared/log";
 import { storeAndQueue } from "../../shared/runtime";
 import { readSettings } from "../../shared/settings";
+import { PROVIDERS } from "./providers";
+import { CliProvider } from "./providers/cli";
+import { checkInstalledClis } from "./providers/flags";
 import { runStep } from "./step";
 import { takeGithubToken } from "./token";
 
@@ -39,7 +42,14 @@ async function main(): Promise<void> {
 	);
 }
 
-main().catch((err) => {
+/** `agent.mjs check-clis`: the image's build checks the CLIs it installed accept Lisa's flags. */
+async function checkClis(): Promise<void> {
+	const specs = Object.values(PROVIDERS).flatMap((p) => (p instanceof CliProvider ? [p.spec] : []));
+	const ok = await checkInstalledClis(specs, process.env, (line) => console.log(line));
+	process.exit(ok ? 0 : 1);
+}
+
+(process.argv[2] === "check-clis" ? checkClis() : main()).catch((err) => {
 	createLogger("lisa-agent").error({ err }, "agent task crashed");
 	process.exit(1);
 });

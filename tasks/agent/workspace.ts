@@ -141,8 +141,12 @@ export class Workspace {
 			await this.git.run(this.tree, ["clean", "-fd"]);
 			await rm(path.join(this.tree, MANIFEST_FILE), { force: true });
 		}
+		// Twice: once for changes, once for the lock Claude Code leaves on its own worktree (git
+		// refuses a locked worktree otherwise, and the next `--worktree` run would reuse it).
 		for (const w of await this.otherTrees(true))
-			await this.git.run(this.clone, ["worktree", "remove", "--force", w.path]).catch(() => {});
+			await this.git
+				.run(this.clone, ["worktree", "remove", "--force", "--force", w.path])
+				.catch(() => {});
 		await this.git.run(this.clone, ["worktree", "prune"]);
 		await rm(path.join(this.clone, MANIFEST_FILE), { force: true });
 	}

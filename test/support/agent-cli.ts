@@ -2,6 +2,8 @@
 // the argv, the environment allow-list, the cwd, the agent's own user and Lisa's reading of the
 // output are the production ones. Only the model is a scripted local server.
 import { chmod, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +29,79 @@ export const AGENT_CLI_BIN =
 
 export const LISA_BRANCH = "lisa/eng-7-add-greeting";
 
+/** Whether the tests run as root, which running the CLI as the agent's own user needs. */
+export const AS_ROOT = process.getuid?.() === 0;
+
+/** The manifest a scripted model writes for the issue, and its last answer. */
+export const TEST_MANIFEST = {
+	branch: LISA_BRANCH,
+	commitMessage: "feat: add greeting",
+	prTitle: "Add greeting",
+	prBody: "- **What**: adds greeting.txt",
+};
+export const TEST_FINAL = "Added greeting.txt, committed it and wrote the manifest.";
+
+/** The environment a provider gets in a test: the pinned CLIs first on PATH, `vars` allow-listed. */
+export const cliEnv = (name: ProviderName, home: string, vars: NodeJS.ProcessEnv = {}) =>
+	agentEnv(name, { PATH: `${AGENT_CLI_BIN}:${process.env.PATH}`, HOME: home, ...vars });
+
+/** What a sandboxed run takes besides the provider's options. */
+export interface CliRunOptions extends Partial<AgentRunOptions> {
+	/**
+	 * A proxy (`startTrapProxy`) for every request off loopback. Set past the allow-list, which drops
+	 * proxy variables: in production the CLI never gets them.
+	 */
+	proxy?: string;
+}
+
+const proxyEnv = (url: string): NodeJS.ProcessEnv => ({
+	HTTPS_PROXY: url,
+	HTTP_PROXY: url,
+	ALL_PROXY: url,
+	https_proxy: url,
+	http_proxy: url,
+	all_proxy: url,
+	NO_PROXY: "127.0.0.1,localhost",
+	no_proxy: "127.0.0.1,localhost",
+});
+
+export interface TrapProxy {
+	url: string;
+	/** Every request that reached it (`METHOD target`), or what it could not read as one. */
+	seen: string[];
+	stop(): Promise<void>;
+}
+
+/**
+ * A proxy that refuses everything and remembers where the CLI tried to go: given as the CLI's proxy,
+ * it shows any request that would have left the machine (telemetry, updates, feature flags).
+ */
+export async function startTrapProxy(): Promise<TrapProxy> {
+	const seen: string[] = [];
+	const server = http.createServer((req, res) => {
+		seen.push(`${req.method} ${req.url}`);
+		res.writeHead(403).end();
+	});
+	server.on("connect", (req, socket) => {
+		seen.push(`CONNECT ${req.url}`);
+		socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+	});
+	server.on("clientError", (err, socket) => {
+		seen.push(`unreadable: ${err.message}`);
+		socket.destroy();
+	});
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	return {
+		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+		seen,
+		stop: () =>
+			new Promise((resolve) => {
+				server.close(() => resolve());
+				server.closeAllConnections();
+			}),
+	};
+}
+
 export interface CliSandbox {
 	/** The repository, checked out on Lisa's branch with one commit on `main`. */
 	repo: string;
@@ -38,7 +113,7 @@ export interface CliSandbox {
 		name: ProviderName,
 		prompt: string,
 		vars: NodeJS.ProcessEnv,
-		opts?: Partial<AgentRunOptions>,
+		opts?: CliRunOptions,
 	): Promise<AgentResult & { shown: string }>;
 	/** Subjects of the commits on Lisa's branch since `main`, newest first. */
 	commits(): Promise<string[]>;
@@ -78,12 +153,11 @@ export async function cliSandbox(opts: { asAgentUser?: boolean } = {}): Promise<
 		scratch,
 		home,
 		user,
-		async run(name, prompt, vars, more = {}) {
-			const base = { PATH: `${AGENT_CLI_BIN}:${process.env.PATH}`, HOME: home, ...vars };
+		async run(name, prompt, vars, { proxy, ...more } = {}) {
 			let shown = "";
 			const result = await PROVIDERS[name].run(prompt, {
 				cwd: repo,
-				env: agentEnv(name, base),
+				env: { ...cliEnv(name, home, vars), ...(proxy ? proxyEnv(proxy) : {}) },
 				timeoutMs: 120_000,
 				scratchDir: scratch,
 				user,
@@ -95,7 +169,15 @@ export async function cliSandbox(opts: { asAgentUser?: boolean } = {}): Promise<
 			return { ...result, shown };
 		},
 		async commits() {
-			const log = await git(repo, "log", "--format=%s", `main..${LISA_BRANCH}`);
+			// As root, git refuses a repository another user (the agent) owns unless told it is safe.
+			const log = await git(
+				repo,
+				"-c",
+				`safe.directory=${repo}`,
+				"log",
+				"--format=%s",
+				`main..${LISA_BRANCH}`,
+			);
 			return log.split("\n").filter(Boolean);
 		},
 		async manifest(at = repo) {

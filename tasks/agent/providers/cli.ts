@@ -5,6 +5,7 @@ import { promptFilePointer } from "../../../shared/domain/prompt";
 import type { AgentUser } from "../identity";
 import { runProcess } from "../process";
 import {
+	type AgentErrorKind,
 	type AgentReport,
 	type AgentResult,
 	type AgentRunOptions,
@@ -17,8 +18,8 @@ import {
 export interface OutputReader {
 	/** One line of stdout: the readable text to show and keep for it, if any. */
 	line(line: string): string | undefined;
-	/** Once the CLI has exited: what it reported. */
-	report(): AgentReport;
+	/** Once the CLI has exited: what it reported (gemini's exit code is its API error's status). */
+	report(exit?: { code: number | null }): AgentReport;
 }
 
 /** One agent CLI: its program, the argv Lisa runs it with, and how its output reads. */
@@ -34,6 +35,8 @@ export interface CliSpec {
 	prepare?(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv>;
 	/** Claude Code can create and manage its own worktree (README › Providers and models). */
 	nativeWorktree?: boolean;
+	/** The argv that prints the help listing the flags `argv` uses (checked by `cliFlagCheck`). */
+	help: string[];
 }
 
 /**
@@ -45,7 +48,7 @@ export class CliProvider implements Provider {
 	readonly name: ProviderName;
 	readonly supportsNativeWorktree: boolean;
 
-	constructor(private readonly spec: CliSpec) {
+	constructor(readonly spec: CliSpec) {
 		this.name = spec.name;
 		this.supportsNativeWorktree = spec.nativeWorktree === true;
 	}
@@ -87,7 +90,7 @@ export class CliProvider implements Provider {
 					stdoutLines: (line) => reader.line(line),
 				},
 			);
-			const report = reader.report();
+			const report = reader.report({ code: r.code });
 			const notFound = r.error?.includes("ENOENT")
 				? `${this.spec.bin}: command not found (not installed or not in PATH)\n`
 				: "";
@@ -113,17 +116,17 @@ export class CliProvider implements Provider {
 export const modelArgs = (opts: AgentRunOptions, flag: string): string[] =>
 	opts.model ? [flag, opts.model] : [];
 
-/** Parses one line of JSON output; anything else is not an event. */
-export function jsonLine(line: string): Record<string, unknown> | undefined {
-	if (!line.startsWith("{")) return undefined;
-	try {
-		const v = JSON.parse(line) as unknown;
-		return v && typeof v === "object" && !Array.isArray(v)
-			? (v as Record<string, unknown>)
-			: undefined;
-	} catch {
-		return undefined;
-	}
+/**
+ * The error kind an API's HTTP status stands for, where the CLI reports only the status: the next
+ * model is worth trying after a rate limit, a server error or a missing model.
+ */
+export function statusKind(status: number): AgentErrorKind | undefined {
+	if (status === 429) return "rate_limit";
+	if (status === 401 || status === 403) return "auth";
+	if (status === 404) return "model_not_found";
+	if (status >= 500) return "overloaded";
+	if (status >= 400) return "invalid_request";
+	return undefined;
 }
 
 /** A reader for a CLI without a machine-readable mode: every line is shown as it is. */

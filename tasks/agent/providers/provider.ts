@@ -1,4 +1,6 @@
+import { PROVIDER_ENV } from "../../../shared/config/provider-env";
 import type { ProviderName } from "../../../shared/config/schema";
+import type { TokenUsage } from "../../../shared/domain/usage";
 import { AGENT_MARK, type AgentUser } from "../identity";
 
 export interface AgentRunOptions {
@@ -19,15 +21,7 @@ export interface AgentRunOptions {
 }
 
 /** Tokens an agent run used, as its CLI (or the endpoint) reported them; the cost where reported. */
-export interface AgentUsage {
-	inputTokens: number;
-	outputTokens: number;
-	/** Input read from the provider's prompt cache (included in neither of the above). */
-	cacheReadTokens: number;
-	/** Input written to the provider's prompt cache. */
-	cacheWriteTokens: number;
-	costUsd?: number;
-}
+export type AgentUsage = TokenUsage;
 
 /**
  * Why a run failed, from the CLI's own structured error (never from matching its text): rate
@@ -101,23 +95,6 @@ const BASE_ENV = [
 	// Not a secret: how the attempt finds its agent's processes without an agent user.
 	AGENT_MARK,
 ];
-
-/** Per provider: the variables its CLI needs. Nothing else of the task's environment reaches it. */
-const PROVIDER_ENV: Record<ProviderName, RegExp[]> = {
-	claude: [/^ANTHROPIC_/, /^CLAUDE_CODE_/, /^CLAUDE_CONFIG_DIR$/, /^AWS_BEARER_TOKEN_BEDROCK$/],
-	gemini: [
-		/^GEMINI_/,
-		/^GOOGLE_API_KEY$/,
-		/^GOOGLE_GENAI_/,
-		/^GOOGLE_CLOUD_(PROJECT|LOCATION)$/,
-		/^GOOGLE_APPLICATION_CREDENTIALS$/,
-	],
-	opencode: [/^OPENCODE_/, /^ANTHROPIC_API_KEY$/, /^OPENAI_API_KEY$/, /^OPENROUTER_API_KEY$/],
-	codex: [/^OPENAI_API_KEY$/, /^OPENAI_BASE_URL$/, /^CODEX_/],
-	// The built-in agent runs inside the task: it reads its endpoint from these, and the commands it
-	// runs get `commandEnv` without them.
-	builtin: [/^LISA_LLM_/],
-};
 
 /**
  * The environment of anything Lisa runs in the worktree (agents, setup and validate commands): the

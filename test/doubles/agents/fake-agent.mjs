@@ -111,35 +111,76 @@ if (cli === "--watch") {
 	process.exit(0);
 }
 
+/**
+ * Each CLI's argv as its pinned release parses it (README › Providers and models): the subcommand,
+ * the flags it accepts, with or without a value, and where the prompt is. Any other flag is
+ * refused as the real CLI refuses it, so a change of Lisa's argv that the CLI would reject fails here too.
+ */
+const ARGV = {
+	claude: {
+		flags: ["-p", "--dangerously-skip-permissions", "--verbose"],
+		values: {
+			"--model": "model",
+			"--worktree": "worktree",
+			"--output-format": null,
+			"--settings": null,
+		},
+	},
+	gemini: {
+		flags: ["--yolo", "--skip-trust"],
+		values: { "-m": "model", "--prompt": "prompt", "--output-format": null },
+	},
+	opencode: {
+		verb: "run",
+		flags: ["--pure"],
+		values: { "-m": "model", "--format": null, "--title": null },
+		// opencode joins its words with spaces.
+		words: true,
+	},
+	codex: {
+		verb: "exec",
+		flags: [
+			"--json",
+			"--strict-config",
+			"--dangerously-bypass-approvals-and-sandbox",
+			"--ephemeral",
+		],
+		values: { "--model": "model", "--color": null },
+	},
+};
+
 function parse() {
 	if (argv[0] === "--version") return { version: true };
 	const opts = { model: undefined, worktree: undefined, prompt: undefined };
+	const spec = ARGV[cli];
 	const args = [...argv];
-	if (cli === "claude") {
-		for (let i = 0; i < args.length; i++) {
-			const a = args[i];
-			if (a === "-p" || a === "--dangerously-skip-permissions") continue;
-			if (a === "--model") opts.model = args[++i];
-			else if (a === "--worktree") opts.worktree = args[++i];
-			else opts.prompt = a;
+	if (spec.verb && args.shift() !== spec.verb)
+		fail(`usage: ${cli} ${spec.verb} [options] <prompt>`);
+	const rest = [];
+	for (let i = 0; i < args.length; i++) {
+		const a = args[i];
+		if (a === "--") {
+			rest.push(...args.slice(i + 1));
+			break;
 		}
-	} else if (cli === "gemini") {
-		for (let i = 0; i < args.length; i++) {
-			const a = args[i];
-			if (a === "--yolo") continue;
-			if (a === "-m") opts.model = args[++i];
-			else if (a === "-p") opts.prompt = args[++i];
+		if (spec.flags.includes(a)) continue;
+		const eq = a.startsWith("--") ? a.indexOf("=") : -1;
+		if (eq > 0 && a.slice(0, eq) in spec.values) {
+			const key = spec.values[a.slice(0, eq)];
+			if (key) opts[key] = a.slice(eq + 1);
+			continue;
 		}
-	} else if (cli === "opencode" || cli === "codex") {
-		const verb = cli === "opencode" ? "run" : "exec";
-		if (args.shift() !== verb) fail(`usage: ${cli} ${verb} [-m model] <prompt>`);
-		for (let i = 0; i < args.length; i++) {
-			const a = args[i];
-			if (a === "--full-auto") continue;
-			if (a === "-m") opts.model = args[++i];
-			else opts.prompt = a;
+		if (a in spec.values) {
+			if (i + 1 >= args.length) fail(`error: a value is required for '${a}'`);
+			const key = spec.values[a];
+			if (key) opts[key] = args[++i];
+			else i++;
+			continue;
 		}
+		if (a.startsWith("-")) fail(`error: unexpected argument '${a}' found`);
+		rest.push(a);
 	}
+	if (rest.length) opts.prompt = spec.words ? rest.join(" ") : rest.at(-1);
 	if (!opts.prompt) fail(`${cli}: no prompt given`);
 	return opts;
 }

@@ -1,0 +1,285 @@
+// A local OpenAI-compatible Chat Completions API for streaming clients: POST /v1/chat/completions
+// answered as Server-Sent Events (`chat.completion.chunk`, with a usage chunk when
+// `stream_options.include_usage` asks for it, then `[DONE]`) or as one JSON completion, with the
+// bearer-key check and OpenAI's error format. The test scripts the model's turns: tool calls (any
+// tool name, any arguments) the client really runs, a final text, or an HTTP error (429, 503, 401…).
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import { serveLocal } from "./serve";
+
+/** A function call the model makes, by the client's tool name. */
+export interface ToolCall {
+	name: string;
+	arguments: Record<string, unknown>;
+}
+
+export interface Usage {
+	prompt_tokens: number;
+	completion_tokens: number;
+	/** Part of `prompt_tokens` served from the prompt cache. */
+	cached_tokens: number;
+}
+
+/** One model turn: text and/or tool calls, with the usage to report; or an HTTP error. */
+export type ChatReply =
+	| { text?: string; tools?: ToolCall[]; usage?: Partial<Usage> }
+	| {
+			status: number;
+			message?: string;
+			type?: string;
+			code?: string | null;
+			headers?: Record<string, string>;
+	  };
+
+/** A message as the client sent it (`content` a string or parts; `tool_calls` on the assistant's). */
+/** A scripted reply, or one made from the request (e.g. a tool call on a path the prompt names). */
+export type ScriptedReply = ChatReply | ((req: ChatRequest) => ChatReply);
+
+export interface ChatMessage {
+	role: string;
+	content?: unknown;
+	tool_call_id?: string;
+	tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+}
+
+export interface ChatRequest {
+	model: string;
+	stream: boolean;
+	/** Whether the client asked for the usage chunk (`stream_options.include_usage`). */
+	includeUsage: boolean;
+	messages: ChatMessage[];
+	/** The function names offered; none for a client's side requests (titles, summaries). */
+	tools: string[];
+	authorized: boolean;
+	headers: Record<string, string>;
+}
+
+export interface OpenAiChatDouble {
+	/** The base URL, `…/v1`, as OpenAI-compatible clients take it. */
+	readonly url: string;
+	readonly apiKey: string;
+	/** Every chat request received, in order. */
+	readonly requests: ChatRequest[];
+	/** The agent loop's requests: those offering tools. */
+	readonly turns: ChatRequest[];
+	/** Queues the agent loop's replies; each request that offers tools takes the next one. */
+	script(...replies: ScriptedReply[]): void;
+	/** Answers a request without tools (a title, a summary); by default a short text. */
+	side(reply: (req: ChatRequest) => ChatReply): void;
+	/** Usage sent with every scripted turn unless the turn sets its own. */
+	readonly usage: Usage;
+	stop(): Promise<void>;
+}
+
+export const DEFAULT_OPENAI_CHAT_KEY = "sk-test-chat-0123456789abcdefghijklmnopqrstuv";
+
+const ERROR_TYPES: Record<number, string> = {
+	400: "invalid_request_error",
+	401: "invalid_request_error",
+	403: "permission_error",
+	404: "invalid_request_error",
+	429: "requests",
+	500: "server_error",
+	503: "server_error",
+};
+
+const ERROR_CODES: Record<number, string> = {
+	401: "invalid_api_key",
+	404: "model_not_found",
+	429: "rate_limit_exceeded",
+};
+
+const DEFAULT_MESSAGES: Record<number, string> = {
+	401: "Incorrect API key provided.",
+	404: "The model does not exist or you do not have access to it.",
+	429: "Rate limit reached for requests. Please try again in 1s.",
+	503: "The engine is currently overloaded, please try again later.",
+};
+
+/** The text of every tool result the client sent back (role `tool`), in order. */
+export const toolResults = (req: ChatRequest): string[] =>
+	req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+
+/** A message's content as plain text, whether a string or an array of text parts. */
+export function textOf(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.map((p) => (p && typeof p === "object" && "text" in p ? String(p.text) : ""))
+		.join("");
+}
+
+export async function startOpenAiChatDouble(
+	opts: { apiKey?: string; usage?: Partial<Usage> } = {},
+): Promise<OpenAiChatDouble> {
+	const apiKey = opts.apiKey ?? DEFAULT_OPENAI_CHAT_KEY;
+	const usage: Usage = {
+		prompt_tokens: 1200,
+		completion_tokens: 80,
+		cached_tokens: 0,
+		...opts.usage,
+	};
+	const requests: ChatRequest[] = [];
+	const turns: ChatRequest[] = [];
+	const queue: ScriptedReply[] = [];
+	let side: (req: ChatRequest) => ChatReply = () => ({ text: "Add a greeting" });
+	let n = 0;
+
+	const error = (status: number, reply: Extract<ChatReply, { status: number }>) =>
+		new Response(
+			JSON.stringify({
+				error: {
+					message: reply.message ?? DEFAULT_MESSAGES[status] ?? "The server had an error.",
+					type: reply.type ?? ERROR_TYPES[status] ?? "server_error",
+					param: null,
+					code: reply.code === undefined ? (ERROR_CODES[status] ?? null) : reply.code,
+				},
+			}),
+			{
+				status,
+				headers: {
+					"content-type": "application/json",
+					...(status === 429 ? { "retry-after": "1", "x-ratelimit-remaining-requests": "0" } : {}),
+					...reply.headers,
+				},
+			},
+		);
+
+	const app = new Hono();
+	app.post("/v1/chat/completions", async (c) => {
+		let body: Record<string, unknown>;
+		try {
+			body = await c.req.json();
+		} catch {
+			return error(400, {
+				status: 400,
+				message: "We could not parse the JSON body of your request.",
+			});
+		}
+		if (typeof body.model !== "string" || !Array.isArray(body.messages))
+			return error(400, { status: 400, message: "'model' and 'messages' are required." });
+		const tools = Array.isArray(body.tools)
+			? (body.tools as { function?: { name?: string } }[])
+			: [];
+		const req: ChatRequest = {
+			model: body.model,
+			stream: body.stream === true,
+			includeUsage:
+				(body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
+			messages: body.messages as ChatMessage[],
+			tools: tools.map((t) => t.function?.name ?? ""),
+			authorized: c.req.header("authorization") === `Bearer ${apiKey}`,
+			headers: c.req.header(),
+		};
+		requests.push(req);
+		if (!req.authorized) return error(401, { status: 401 });
+		if (req.tools.length > 0) turns.push(req);
+		const next =
+			req.tools.length > 0
+				? (queue.shift() ?? { status: 500, message: "Chat double: the script has no reply left" })
+				: side;
+		const reply = typeof next === "function" ? next(req) : next;
+		if ("status" in reply) return error(reply.status, reply);
+
+		n++;
+		const id = `chatcmpl-double${n}`;
+		const created = Math.floor(Date.now() / 1000);
+		const calls = (reply.tools ?? []).map((t, i) => ({
+			id: `call_double${n}_${i}`,
+			type: "function" as const,
+			function: { name: t.name, arguments: JSON.stringify(t.arguments) },
+		}));
+		const finish = calls.length > 0 ? "tool_calls" : "stop";
+		const u = { ...usage, ...reply.usage };
+		const usageJson = {
+			prompt_tokens: u.prompt_tokens,
+			completion_tokens: u.completion_tokens,
+			total_tokens: u.prompt_tokens + u.completion_tokens,
+			prompt_tokens_details: { cached_tokens: u.cached_tokens, audio_tokens: 0 },
+			completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
+		};
+
+		if (!req.stream)
+			return c.json({
+				id,
+				object: "chat.completion",
+				created,
+				model: req.model,
+				choices: [
+					{
+						index: 0,
+						message: {
+							role: "assistant",
+							content: reply.text ?? null,
+							...(calls.length > 0 ? { tool_calls: calls } : {}),
+							refusal: null,
+						},
+						logprobs: null,
+						finish_reason: finish,
+					},
+				],
+				usage: usageJson,
+				system_fingerprint: null,
+			});
+
+		const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+			JSON.stringify({
+				id,
+				object: "chat.completion.chunk",
+				created,
+				model: req.model,
+				system_fingerprint: null,
+				choices,
+				...extra,
+			});
+		const delta = (d: Record<string, unknown>, finishReason: string | null = null) =>
+			chunk([{ index: 0, delta: d, logprobs: null, finish_reason: finishReason }]);
+		return streamSSE(c, async (sse) => {
+			await sse.writeSSE({ data: delta({ role: "assistant", content: "", refusal: null }) });
+			// The text in a few pieces, as a model streams it.
+			const text = reply.text ?? "";
+			for (let i = 0; i < text.length; i += 24)
+				await sse.writeSSE({ data: delta({ content: text.slice(i, i + 24) }) });
+			for (const [index, call] of calls.entries()) {
+				await sse.writeSSE({
+					data: delta({
+						tool_calls: [
+							{
+								index,
+								id: call.id,
+								type: "function",
+								function: { name: call.function.name, arguments: "" },
+							},
+						],
+					}),
+				});
+				const args = call.function.arguments;
+				for (let i = 0; i < args.length; i += 40)
+					await sse.writeSSE({
+						data: delta({
+							tool_calls: [{ index, function: { arguments: args.slice(i, i + 40) } }],
+						}),
+					});
+			}
+			await sse.writeSSE({ data: delta({}, finish) });
+			if (req.includeUsage) await sse.writeSSE({ data: chunk([], { usage: usageJson }) });
+			await sse.writeSSE({ data: "[DONE]" });
+		});
+	});
+
+	const { port, stop } = await serveLocal(app);
+	return {
+		url: `http://127.0.0.1:${port}/v1`,
+		apiKey,
+		requests,
+		turns,
+		usage,
+		script: (...replies) => {
+			queue.push(...replies);
+		},
+		side: (reply) => {
+			side = reply;
+		},
+		stop,
+	};
+}

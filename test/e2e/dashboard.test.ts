@@ -121,7 +121,10 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 			.poll(() => page.locator("#summary .badge").textContent(), { timeout: 30_000 })
 			.toBe("succeeded");
 		expect(await page.locator("#steps .badge").first().textContent()).toBe("succeeded");
-		expect(await page.locator("#timeline").textContent()).toContain("run.succeeded");
+		// The run's last events are written just after its status: the stream brings them next.
+		await expect
+			.poll(() => page.locator("#timeline").textContent(), { timeout: 10_000 })
+			.toContain("run.succeeded");
 		expect(await page.locator('#steps a[href^="https://github.com/acme/api/pull/"]').count()).toBe(
 			1,
 		);

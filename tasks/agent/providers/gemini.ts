@@ -1,4 +1,4 @@
-import { chown, mkdir, rm, writeFile } from "node:fs/promises";
+import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli";
 import { jsonLine, oneLine, toolSubject } from "./json";
@@ -158,19 +158,19 @@ function settings(env: NodeJS.ProcessEnv): Record<string, unknown> {
 }
 
 async function prepare(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv> {
-	const home = path.join(opts.scratchDir, "gemini-home");
+	// Made anew (mkdtemp: root's, closed, until it is filled and handed over, children first), so
+	// nothing the agent left in the scratch directory can redirect what is written as root.
+	const home = await mkdtemp(path.join(opts.scratchDir, "gemini-home-"));
 	const dir = path.join(home, ".gemini");
 	// On an API error the CLI writes the whole conversation to a file in the temporary directory:
 	// this run's own, not one other agents' users can read.
 	const tmp = path.join(home, "tmp");
-	// Made anew: never written through a link the agent left there.
-	await rm(home, { recursive: true, force: true });
-	await mkdir(dir, { recursive: true, mode: 0o700 });
+	await mkdir(dir, { mode: 0o700 });
 	await mkdir(tmp, { mode: 0o700 });
 	const file = path.join(dir, "settings.json");
 	await writeFile(file, JSON.stringify(settings(opts.env), null, 2), { mode: 0o600, flag: "wx" });
 	if (opts.user)
-		for (const p of [home, dir, tmp, file]) await chown(p, opts.user.uid, opts.user.gid);
+		for (const p of [file, tmp, dir, home]) await chown(p, opts.user.uid, opts.user.gid);
 	return { GEMINI_CLI_HOME: home, TMPDIR: tmp };
 }
 

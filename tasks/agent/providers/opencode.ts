@@ -1,4 +1,4 @@
-import { chown, mkdir, writeFile } from "node:fs/promises";
+import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CliProvider, modelArgs, type OutputReader } from "./cli";
 import { jsonLine, jsonObject, obj, oneLine, str, toolSubject } from "./json";
@@ -58,28 +58,23 @@ export function opencodeConfig(opts: AgentRunOptions): Record<string, unknown> {
 }
 
 /**
- * OpenCode installs its plugin SDK from npm into its config directory (`~/.config/opencode`) on
- * every start unless a lockfile there already lists it: an empty install marks it done, as this run
- * loads no plugin (`--pure`). Never over a setup that is already there.
+ * The config home for this run (XDG_CONFIG_HOME): OpenCode installs its plugin SDK from npm into
+ * `<config home>/opencode` on every start unless a lockfile there already lists it; an empty
+ * install marks it done, as this run loads no plugin (`--pure`). It is made anew (mkdtemp: root's
+ * and closed until it is filled and handed over, children first), so nothing the agent left in
+ * its home or the scratch directory can redirect what is written as root.
  */
-async function skipPluginInstall(opts: AgentRunOptions): Promise<void> {
-	const home = opts.user?.home ?? opts.env.HOME;
-	if (!home) return;
-	const config = path.join(home, ".config");
-	const dir = path.join(config, "opencode");
+async function configHome(opts: AgentRunOptions): Promise<string> {
+	const home = await mkdtemp(path.join(opts.scratchDir, "opencode-config-"));
+	const dir = path.join(home, "opencode");
 	const modules = path.join(dir, "node_modules");
 	const lock = path.join(dir, "package-lock.json");
 	await mkdir(modules, { recursive: true });
 	const content = { lockfileVersion: 3, packages: { "": { dependencies: PLUGIN_SDK } } };
-	try {
-		await writeFile(lock, JSON.stringify(content), { flag: "wx" });
-	} catch (e) {
-		if ((e as NodeJS.ErrnoException).code === "EEXIST") return;
-		throw e;
-	}
-	// The agent's own home: what root made in it is the agent's.
+	await writeFile(lock, JSON.stringify(content), { flag: "wx", mode: 0o600 });
 	if (opts.user)
-		for (const p of [config, dir, modules, lock]) await chown(p, opts.user.uid, opts.user.gid);
+		for (const p of [modules, lock, dir, home]) await chown(p, opts.user.uid, opts.user.gid);
+	return home;
 }
 
 const PLUGIN_SDK = { "@opencode-ai/plugin": "*" };
@@ -105,12 +100,13 @@ export const opencode = new CliProvider({
 	],
 	reader: opencodeReader,
 	async prepare(opts) {
-		await skipPluginInstall(opts);
+		const home = await configHome(opts);
 		// Settings the task already gives in OPENCODE_CONFIG_CONTENT, kept under ours.
 		const own = jsonObject(opts.env.OPENCODE_CONFIG_CONTENT ?? "") ?? {};
 		const ours = opencodeConfig(opts);
 		return {
 			...QUIET_ENV,
+			XDG_CONFIG_HOME: home,
 			OPENCODE_CONFIG_CONTENT: JSON.stringify({
 				...own,
 				...ours,

@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
 	test: {
 		include: ["**/*.test.ts"],
-		exclude: ["node_modules/**", ".sst/**"],
+		exclude: ["**/node_modules/**", ".sst/**"],
 		testTimeout: 60_000,
 		hookTimeout: 60_000,
 		// End-to-end suites spawn real processes and servers; two workers suit a 2-core machine.

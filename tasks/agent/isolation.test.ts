@@ -11,7 +11,12 @@ import {
 } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bashReply, type LlmDouble, startLlmDouble } from "../../test/doubles/llm/server";
+import {
+	bashReply,
+	type OpenAiChatDouble,
+	startOpenAiChatDouble,
+	textOf,
+} from "../../test/doubles/models/openai-chat";
 import { git } from "../../test/support/git";
 import {
 	ANTHROPIC_KEY,
@@ -35,13 +40,13 @@ const AWS_SECRET = "aws/SECRETaccess0123456789abcdefghijklmno";
 const API_TOKEN = "lisa_ApiTokenOfTheStack0123456789abcdefghij";
 
 let w: TaskWorld;
-let llm: LlmDouble;
+let llm: OpenAiChatDouble;
 let home: string;
 let rootOnly: string;
 beforeAll(async () => {
 	if (!ROOT) return;
 	w = await createTaskWorld({}, { gitHttp: true });
-	llm = await startLlmDouble();
+	llm = await startOpenAiChatDouble();
 	// The agent must reach its workspace, the fake CLIs and its call log; mkdtemp made them 0700.
 	await chmod(w.dir, 0o755);
 	home = path.join(w.dir, "agent-home");
@@ -192,7 +197,7 @@ describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 		expect(await readFile(path.join(home, "builtin.uid"), "utf8")).toBe(`${AGENT}\n`);
 		// What the command saw of its parent (the task, with the LLM key and the token) went back to
 		// the model: a refusal.
-		const observed = llm.requests.at(-1)?.messages.at(-1)?.content ?? "";
+		const observed = textOf(llm.requests.at(-1)?.messages.at(-1)?.content);
 		expect(observed).toContain("Permission denied");
 		for (const s of [llm.apiKey, w.github.token]) expect(observed).not.toContain(s);
 	});

@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bashReply, type LlmDouble, startLlmDouble } from "../doubles/llm/server";
+import {
+	bashReply,
+	type OpenAiChatDouble,
+	startOpenAiChatDouble,
+} from "../doubles/models/openai-chat";
 import { git } from "../support/git";
 import { createWorld, type World } from "../support/world";
 
 // The built-in agent on the whole local stack, against a local OpenAI-compatible endpoint.
 
 let w: World;
-let llm: LlmDouble;
+let llm: OpenAiChatDouble;
 beforeAll(async () => {
-	llm = await startLlmDouble();
+	llm = await startOpenAiChatDouble();
 	w = await createWorld({
 		configExtra: "models: [builtin, claude]\nlimits: {max_attempts: 1}",
 		env: {

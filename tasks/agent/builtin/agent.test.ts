@@ -4,18 +4,23 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { bashReply, type LlmDouble, startLlmDouble } from "../../../test/doubles/llm/server";
+import {
+	bashReply,
+	type OpenAiChatDouble,
+	startOpenAiChatDouble,
+	textOf,
+} from "../../../test/doubles/models/openai-chat";
 import { git } from "../../../test/support/git";
 import { commandEnv } from "../providers/provider";
 import { type BuiltinConfig, builtinConfig, CUT_REPLY_MESSAGE, runBuiltinAgent } from "./agent";
 import { retryAfterMs } from "./llm";
 
-let llm: LlmDouble;
+let llm: OpenAiChatDouble;
 let dir: string;
 let repo: string;
 let n = 0;
 beforeAll(async () => {
-	llm = await startLlmDouble();
+	llm = await startOpenAiChatDouble();
 	dir = await mkdtemp(path.join(os.tmpdir(), "lisa-builtin-"));
 });
 afterAll(async () => {
@@ -50,7 +55,7 @@ const run = (cfg = config(), timeoutMs = 60_000) =>
 		env: commandEnv({ ...env, GIT_AUTHOR_NAME: "Builtin" }),
 		timeoutMs,
 	});
-const lastUser = (i: number) => llm.requests[i]?.messages.at(-1)?.content ?? "";
+const lastUser = (i: number) => textOf(llm.requests[i]?.messages.at(-1)?.content);
 
 describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 	it("completes a small task in a git repo; format errors and blocked commands are fed back", async () => {
@@ -154,8 +159,14 @@ describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 
 	it("reports its turns, the tokens the endpoint counted and its last reply", async () => {
 		llm.script(
-			{ text: bashReply("Look.", "ls"), usage: { prompt: 1200, completion: 40, cached: 1000 } },
-			{ text: bashReply("Done.", "echo TASK_COMPLETE"), usage: { prompt: 1300, completion: 20 } },
+			{
+				text: bashReply("Look.", "ls"),
+				usage: { prompt_tokens: 1200, completion_tokens: 40, cached_tokens: 1000 },
+			},
+			{
+				text: bashReply("Done.", "echo TASK_COMPLETE"),
+				usage: { prompt_tokens: 1300, completion_tokens: 20 },
+			},
 		);
 		const result = await run();
 		expect(result.report).toEqual({
@@ -184,7 +195,7 @@ describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 
 describe("the built-in agent against a reasoning model and an endpoint's answers", () => {
 	it("sends no temperature, so a reasoning model answers; a temperature set on purpose is sent", async () => {
-		const reasoning = await startLlmDouble({ reasoning: true });
+		const reasoning = await startOpenAiChatDouble({ reasoning: true });
 		try {
 			const cfg = builtinConfig({
 				LISA_LLM_BASE_URL: reasoning.url,

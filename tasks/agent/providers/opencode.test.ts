@@ -256,7 +256,7 @@ describe.concurrent("opencode (real CLI)", () => {
 			expect(r.ok).toBe(false);
 			expect(r.report?.error).toEqual({
 				kind: "rate_limit",
-				message: "Rate limit reached for requests. Please try again in 1s.",
+				message: "Rate limit reached for test-coder-1. Please try again in 1s.",
 			});
 			expect(r.transient).toBe(true);
 			expect(model.requests).toHaveLength(6);

@@ -1,8 +1,9 @@
-// A local OpenAI-compatible Chat Completions API for streaming clients: POST /v1/chat/completions
-// answered as Server-Sent Events (`chat.completion.chunk`, with a usage chunk when
-// `stream_options.include_usage` asks for it, then `[DONE]`) or as one JSON completion, with the
-// bearer-key check and OpenAI's error format. The test scripts the model's turns: tool calls (any
-// tool name, any arguments) the client really runs, a final text, or an HTTP error (429, 503, 401…).
+// A local OpenAI-compatible Chat Completions API: POST /v1/chat/completions answered as Server-Sent
+// Events (`chat.completion.chunk`, with a usage chunk when `stream_options.include_usage` asks for
+// it, then `[DONE]`) or as one JSON `chat.completion`, with the bearer-key check and OpenAI's error
+// format. It serves both opencode and Lisa's built-in agent. The test scripts the model's turns: text,
+// tool calls (any tool name, any arguments) the client really runs, or an HTTP error (429 with
+// retry-after, 5xx, 401…), so retries and the fallback chain meet what a real endpoint sends.
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { serveLocal } from "./serve";
@@ -20,21 +21,34 @@ export interface Usage {
 	cached_tokens: number;
 }
 
-/** One model turn: text and/or tool calls, with the usage to report; or an HTTP error. */
-export type ChatReply =
-	| { text?: string; tools?: ToolCall[]; usage?: Partial<Usage> }
-	| {
-			status: number;
-			message?: string;
-			type?: string;
-			code?: string | null;
-			headers?: Record<string, string>;
-	  };
+/** An HTTP failure in OpenAI's error format; unset fields take what OpenAI sends for the status. */
+export interface ChatFailure {
+	status: number;
+	message?: string;
+	type?: string;
+	code?: string | null;
+	param?: string;
+	headers?: Record<string, string>;
+}
 
-/** A message as the client sent it (`content` a string or parts; `tool_calls` on the assistant's). */
+/**
+ * One model turn: its text (a string alone is just that), tool calls, the usage to report and why it
+ * ended (`length`: cut at the output limit); or an HTTP error.
+ */
+export type ChatReply =
+	| string
+	| {
+			text?: string;
+			tools?: ToolCall[];
+			usage?: Partial<Usage>;
+			finishReason?: "stop" | "length" | "tool_calls";
+	  }
+	| ChatFailure;
+
 /** A scripted reply, or one made from the request (e.g. a tool call on a path the prompt names). */
 export type ScriptedReply = ChatReply | ((req: ChatRequest) => ChatReply);
 
+/** A message as the client sent it (`content` a string or parts; `tool_calls` on the assistant's). */
 export interface ChatMessage {
 	role: string;
 	content?: unknown;
@@ -48,23 +62,29 @@ export interface ChatRequest {
 	/** Whether the client asked for the usage chunk (`stream_options.include_usage`). */
 	includeUsage: boolean;
 	messages: ChatMessage[];
-	/** The function names offered; none for a client's side requests (titles, summaries). */
+	/** The function names offered; none for the built-in agent or a client's side requests. */
 	tools: string[];
+	temperature?: number;
 	authorized: boolean;
 	headers: Record<string, string>;
 }
 
 export interface OpenAiChatDouble {
-	/** The base URL, `…/v1`, as OpenAI-compatible clients take it. */
+	/** The base URL, `…/v1`, as OpenAI-compatible clients (and LISA_LLM_BASE_URL) take it. */
 	readonly url: string;
 	readonly apiKey: string;
 	/** Every chat request received, in order. */
 	readonly requests: ChatRequest[];
-	/** The agent loop's requests: those offering tools. */
+	/** The agent loop's requests: those answered from the script. */
 	readonly turns: ChatRequest[];
-	/** Queues the agent loop's replies; each request that offers tools takes the next one. */
+	/** Queues the agent loop's replies; each request takes the next one (see `side`). */
 	script(...replies: ScriptedReply[]): void;
-	/** Answers a request without tools (a title, a summary); by default a short text. */
+	/** Answers the agent loop when the script is empty (by default: a 500 saying it ran out). */
+	otherwise(reply: (req: ChatRequest) => ChatReply): void;
+	/**
+	 * Answers requests without tools (a client's titles, summaries) apart from the script. Until it is
+	 * set, every request takes the script, as the built-in agent offers no tools.
+	 */
 	side(reply: (req: ChatRequest) => ChatReply): void;
 	/** Usage sent with every scripted turn unless the turn sets its own. */
 	readonly usage: Usage;
@@ -79,8 +99,6 @@ const ERROR_TYPES: Record<number, string> = {
 	403: "permission_error",
 	404: "invalid_request_error",
 	429: "requests",
-	500: "server_error",
-	503: "server_error",
 };
 
 const ERROR_CODES: Record<number, string> = {
@@ -89,11 +107,23 @@ const ERROR_CODES: Record<number, string> = {
 	429: "rate_limit_exceeded",
 };
 
-const DEFAULT_MESSAGES: Record<number, string> = {
-	401: "Incorrect API key provided.",
-	404: "The model does not exist or you do not have access to it.",
-	429: "Rate limit reached for requests. Please try again in 1s.",
-	503: "The engine is currently overloaded, please try again later.",
+const defaultMessage = (status: number, model: string): string =>
+	({
+		401: "Incorrect API key provided.",
+		404: "The model does not exist or you do not have access to it.",
+		429: `Rate limit reached for ${model}. Please try again in 1s.`,
+		503: "The engine is currently overloaded, please try again later.",
+	})[status] ?? "The server had an error while processing your request.";
+
+const ROLES = ["system", "developer", "user", "assistant", "tool"];
+
+/** A message OpenAI accepts: a known role, and content as text or parts (optional on the assistant's). */
+const validMessage = (m: unknown): boolean => {
+	if (!m || typeof m !== "object") return false;
+	const { role, content } = m as ChatMessage;
+	if (typeof role !== "string" || !ROLES.includes(role)) return false;
+	if (typeof content === "string" || Array.isArray(content)) return true;
+	return role === "assistant" && content == null;
 };
 
 /** The text of every tool result the client sent back (role `tool`), in order. */
@@ -109,8 +139,17 @@ export function textOf(content: unknown): string {
 		.join("");
 }
 
+/** A well-formed reply of the built-in agent's protocol: a THOUGHT and one bash block. */
+export function bashReply(thought: string, command: string): string {
+	return `THOUGHT: ${thought}\n\n\`\`\`bash\n${command}\n\`\`\``;
+}
+
+/**
+ * `reasoning`: the model refuses a `temperature` other than its default, as OpenAI's reasoning
+ * models do (400 `unsupported_value`).
+ */
 export async function startOpenAiChatDouble(
-	opts: { apiKey?: string; usage?: Partial<Usage> } = {},
+	opts: { apiKey?: string; usage?: Partial<Usage>; reasoning?: boolean } = {},
 ): Promise<OpenAiChatDouble> {
 	const apiKey = opts.apiKey ?? DEFAULT_OPENAI_CHAT_KEY;
 	const usage: Usage = {
@@ -122,16 +161,21 @@ export async function startOpenAiChatDouble(
 	const requests: ChatRequest[] = [];
 	const turns: ChatRequest[] = [];
 	const queue: ScriptedReply[] = [];
-	let side: (req: ChatRequest) => ChatReply = () => ({ text: "Add a greeting" });
+	let fallback: (req: ChatRequest) => ChatReply = () => ({
+		status: 500,
+		message: "Chat double: the script has no reply left",
+	});
+	let side: ((req: ChatRequest) => ChatReply) | undefined;
 	let n = 0;
 
-	const error = (status: number, reply: Extract<ChatReply, { status: number }>) =>
-		new Response(
+	const error = (reply: ChatFailure, model = "") => {
+		const { status } = reply;
+		return new Response(
 			JSON.stringify({
 				error: {
-					message: reply.message ?? DEFAULT_MESSAGES[status] ?? "The server had an error.",
+					message: reply.message ?? defaultMessage(status, model),
 					type: reply.type ?? ERROR_TYPES[status] ?? "server_error",
-					param: null,
+					param: reply.param ?? null,
 					code: reply.code === undefined ? (ERROR_CODES[status] ?? null) : reply.code,
 				},
 			}),
@@ -139,11 +183,13 @@ export async function startOpenAiChatDouble(
 				status,
 				headers: {
 					"content-type": "application/json",
+					...(status === 401 ? { "www-authenticate": 'Bearer realm="OpenAI API"' } : {}),
 					...(status === 429 ? { "retry-after": "1", "x-ratelimit-remaining-requests": "0" } : {}),
 					...reply.headers,
 				},
 			},
 		);
+	};
 
 	const app = new Hono();
 	app.post("/v1/chat/completions", async (c) => {
@@ -151,13 +197,18 @@ export async function startOpenAiChatDouble(
 		try {
 			body = await c.req.json();
 		} catch {
-			return error(400, {
-				status: 400,
-				message: "We could not parse the JSON body of your request.",
-			});
+			return error({ status: 400, message: "We could not parse the JSON body of your request." });
 		}
-		if (typeof body.model !== "string" || !Array.isArray(body.messages))
-			return error(400, { status: 400, message: "'model' and 'messages' are required." });
+		if (
+			typeof body.model !== "string" ||
+			!Array.isArray(body.messages) ||
+			!body.messages.every(validMessage)
+		)
+			return error({
+				status: 400,
+				message:
+					"Invalid request: 'model' and 'messages' (each with a role and content) are required.",
+			});
 		const tools = Array.isArray(body.tools)
 			? (body.tools as { function?: { name?: string } }[])
 			: [];
@@ -168,18 +219,28 @@ export async function startOpenAiChatDouble(
 				(body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
 			messages: body.messages as ChatMessage[],
 			tools: tools.map((t) => t.function?.name ?? ""),
+			temperature: typeof body.temperature === "number" ? body.temperature : undefined,
 			authorized: c.req.header("authorization") === `Bearer ${apiKey}`,
 			headers: c.req.header(),
 		};
 		requests.push(req);
-		if (!req.authorized) return error(401, { status: 401 });
-		if (req.tools.length > 0) turns.push(req);
-		const next =
-			req.tools.length > 0
-				? (queue.shift() ?? { status: 500, message: "Chat double: the script has no reply left" })
-				: side;
-		const reply = typeof next === "function" ? next(req) : next;
-		if ("status" in reply) return error(reply.status, reply);
+		if (!req.authorized) return error({ status: 401 });
+		if (opts.reasoning && req.temperature !== undefined && req.temperature !== 1)
+			return error({
+				status: 400,
+				message: `Unsupported value: 'temperature' does not support ${req.temperature} with this model. Only the default (1) value is supported.`,
+				code: "unsupported_value",
+				param: "temperature",
+			});
+		let next: ScriptedReply;
+		if (side && req.tools.length === 0) next = side;
+		else {
+			turns.push(req);
+			next = queue.shift() ?? fallback;
+		}
+		const picked = typeof next === "function" ? next(req) : next;
+		const reply = typeof picked === "string" ? { text: picked } : picked;
+		if ("status" in reply) return error(reply, req.model);
 
 		n++;
 		const id = `chatcmpl-double${n}`;
@@ -189,7 +250,7 @@ export async function startOpenAiChatDouble(
 			type: "function" as const,
 			function: { name: t.name, arguments: JSON.stringify(t.arguments) },
 		}));
-		const finish = calls.length > 0 ? "tool_calls" : "stop";
+		const finish = reply.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop");
 		const u = { ...usage, ...reply.usage };
 		const usageJson = {
 			prompt_tokens: u.prompt_tokens,
@@ -276,6 +337,9 @@ export async function startOpenAiChatDouble(
 		usage,
 		script: (...replies) => {
 			queue.push(...replies);
+		},
+		otherwise: (reply) => {
+			fallback = reply;
 		},
 		side: (reply) => {
 			side = reply;

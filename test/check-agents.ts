@@ -4,7 +4,7 @@
 // runs its provider test against it, prints CLI × version × verdict and writes the table as JSON
 // to test/artifacts/check-agents.json.
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,6 +48,8 @@ async function main(): Promise<number> {
 	const pins = JSON.parse(await readFile(path.join(root, "agents", "package.json"), "utf8"))
 		.dependencies as Record<string, string>;
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-check-agents-"));
+	// Readable by all: as root the tests also run each CLI as an agent uid.
+	await chmod(dir, 0o755);
 	try {
 		await writeFile(path.join(dir, "package.json"), '{"private":true}\n');
 		const specs = clis.map((c) => `${PACKAGES[c]}@${values.tag}`);

@@ -21,10 +21,10 @@ const FINALIZE_GRACE_MS = 60_000;
  * events, `run.<status>` and the tracker's, are written before `tracker.done`), or a finalize that
  * keeps failing has had its grace.
  */
-function streamOver(run: Run): boolean {
+function streamOver(run: Run, now: Date): boolean {
 	if (!isTerminalRun(run.status)) return false;
 	const finished = Date.parse(run.finishedAt ?? run.updatedAt);
-	return run.tracker.done === true || Date.now() - finished > FINALIZE_GRACE_MS;
+	return run.tracker.done === true || now.getTime() - finished > FINALIZE_GRACE_MS;
 }
 
 /**
@@ -68,7 +68,7 @@ export function runStream(
 						lastWrite = Date.now();
 					}
 				} while (page.nextCursor && !stream.aborted);
-				if (streamOver(run)) {
+				if (streamOver(run, deps.now())) {
 					await stream.writeSSE({ event: "end", data: JSON.stringify({ status: run.status }) });
 					return;
 				}

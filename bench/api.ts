@@ -2,9 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ulid } from "ulid";
-import { startLocalStack } from "../infra/local/stack";
-import { parseConfig } from "../shared/config/schema";
-import { newRun, newStep, type Run } from "../shared/domain/run";
+import { parseConfig } from "../src/config/schema";
+import { newRun, newStep, type Run } from "../src/domain/run";
+import { startLocalStack } from "../src/local/stack";
 import { writeResult } from "./results";
 
 // Runs API benchmark: the dashboards' reads (newest runs, a status, a sparse repo filter, the

@@ -55,9 +55,11 @@ const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
 
 async function main(): Promise<void> {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-bundle-"));
-	const files = (await readdir(path.join(ROOT, "functions"))).filter((f) => f.endsWith(".ts"));
+	const files = (await readdir(path.join(ROOT, "src", "functions"))).filter((f) =>
+		f.endsWith(".ts"),
+	);
 	const entries = Object.fromEntries(
-		files.sort().map((f) => [path.basename(f, ".ts"), path.join(ROOT, "functions", f)]),
+		files.sort().map((f) => [path.basename(f, ".ts"), path.join(ROOT, "src", "functions", f)]),
 	);
 	const { outfiles, metafile } = await bundleLikeSst(entries, dir, LAMBDA_RUNTIME);
 	const rows: Row[] = [];

@@ -3,7 +3,7 @@ import { eventsLink, intakeLink } from "./queues";
 import { apiSecrets } from "./secrets";
 import { tableLink } from "./storage";
 
-// The one Hono app (functions/api.ts) behind an HTTP API: webhooks, the runs API and the dashboard.
+// The one Hono app (src/functions/api.ts) behind an HTTP API: webhooks, the runs API and the dashboard.
 // An HTTP API rather than a function URL, so the function can be told its own public URL.
 
 const config = deployConfig(process.env);
@@ -17,7 +17,7 @@ export const api = new sst.aws.ApiGatewayV2("Api", {
 export const publicUrl = api.url;
 
 api.route("$default", {
-	handler: "functions/api.handler",
+	handler: "src/functions/api.handler",
 	timeout: `${FUNCTIONS.api.timeoutSeconds} seconds`,
 	memory: `${FUNCTIONS.api.memoryMb} MB`,
 	link: [tableLink, intakeLink, eventsLink, ...apiSecrets],

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { SWEEP } from "../shared/pipeline/sweeper";
+import { SWEEP } from "../src/pipeline/sweeper";
 import {
 	deployConfig,
 	FUNCTIONS,
@@ -107,14 +107,14 @@ describe("sizing", () => {
 			])
 			.map((m) => m[1]);
 		expect(handlers.sort()).toEqual([
-			"functions/api",
-			"functions/ecs-events",
-			"functions/events",
-			"functions/intake",
-			"functions/sweeper",
+			"src/functions/api",
+			"src/functions/ecs-events",
+			"src/functions/events",
+			"src/functions/intake",
+			"src/functions/sweeper",
 		]);
 		for (const h of handlers)
-			expect(readdirSync(path.join(here, "..", "functions"))).toContain(
+			expect(readdirSync(path.join(here, "..", "src", "functions"))).toContain(
 				`${path.basename(h ?? "")}.ts`,
 			);
 	});

@@ -56,7 +56,7 @@ export interface DeployConfig {
 		memory: `${number} GB`;
 		storage: `${number} GB`;
 		architecture: "x86_64" | "arm64";
-		/** `spot`: first attempts on Fargate Spot, retries on Fargate (see shared/launcher/ecs.ts). */
+		/** `spot`: first attempts on Fargate Spot, retries on Fargate (see src/launcher/ecs.ts). */
 		capacity: "fargate" | "spot";
 	};
 	/** A custom domain for the API (its Route 53 zone must be in the account); else AWS's URL. */

@@ -1,4 +1,4 @@
-import { STARTED_BY_PREFIX } from "../shared/links";
+import { STARTED_BY_PREFIX } from "../src/config/links";
 import { agentLink, cluster } from "./agent";
 import { publicUrl } from "./api";
 import { BUNDLED_CONFIG, deployConfig, FUNCTIONS } from "./config";
@@ -17,7 +17,7 @@ export const handlerEnvironment = { LISA_PUBLIC_URL: publicUrl, LOG_LEVEL: confi
 
 intake.queue.subscribe(
 	{
-		handler: "functions/intake.handler",
+		handler: "src/functions/intake.handler",
 		timeout: `${FUNCTIONS.intake.timeoutSeconds} seconds`,
 		memory: `${FUNCTIONS.intake.memoryMb} MB`,
 		link: handlerLinks,
@@ -30,7 +30,7 @@ intake.queue.subscribe(
 
 events.queue.subscribe(
 	{
-		handler: "functions/events.handler",
+		handler: "src/functions/events.handler",
 		timeout: `${FUNCTIONS.events.timeoutSeconds} seconds`,
 		memory: `${FUNCTIONS.events.memoryMb} MB`,
 		link: handlerLinks,
@@ -46,7 +46,7 @@ sst.aws.Bus.subscribe(
 	"AgentStopped",
 	defaultBus,
 	{
-		handler: "functions/ecs-events.handler",
+		handler: "src/functions/ecs-events.handler",
 		timeout: `${FUNCTIONS.ecsEvents.timeoutSeconds} seconds`,
 		memory: `${FUNCTIONS.ecsEvents.memoryMb} MB`,
 		link: handlerLinks,

@@ -1,4 +1,4 @@
-import { LINK } from "../shared/links";
+import { LINK } from "../src/config/links";
 import { FUNCTIONS, QUEUES, visibilityTimeoutSeconds } from "./config";
 
 // The intake and events queues (README › How a run works), each with a dead-letter queue. Their consumers are in

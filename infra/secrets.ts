@@ -1,4 +1,4 @@
-import { AGENT_SECRETS, type AgentSecretName, SECRETS, type SecretName } from "../shared/links";
+import { AGENT_SECRETS, type AgentSecretName, SECRETS, type SecretName } from "../src/config/links";
 
 // Every credential is an sst.Secret, set per stage with `npx sst secret set <Name> <value>`.
 

@@ -9,9 +9,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { PROVIDERS } from "../tasks/agent/providers";
-import { CliProvider } from "../tasks/agent/providers/cli";
-import { cliFlagCheck } from "../tasks/agent/providers/flags";
+import { PROVIDERS } from "../src/task/agents/providers";
+import { CliProvider } from "../src/task/agents/providers/cli";
+import { cliFlagCheck } from "../src/task/agents/providers/flags";
 
 const exec = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -91,7 +91,7 @@ async function main(): Promise<number> {
 /** Runs the CLI's provider test against the installed CLI: "ok (n tests)" or what failed. */
 async function providerTests(cli: string, bin: string): Promise<string> {
 	const report = path.join(os.tmpdir(), `lisa-check-${cli}-${process.pid}.json`);
-	const file = `tasks/agent/providers/${cli}.test.ts`;
+	const file = `src/task/agents/providers/${cli}.test.ts`;
 	await exec("npx", ["vitest", "run", file, "--reporter=json", `--outputFile=${report}`], {
 		cwd: root,
 		env: { ...process.env, LISA_AGENT_CLI_BIN: bin },

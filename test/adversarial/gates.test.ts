@@ -1,7 +1,7 @@
 import { chmod, chown, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isWorkflowPath } from "../../shared/domain/gates";
+import { isWorkflowPath } from "../../src/domain/gates";
 import { branches, git } from "../support/git";
 import { ANTHROPIC_KEY, createTaskWorld, isRunning, type TaskWorld } from "../support/task";
 

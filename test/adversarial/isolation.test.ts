@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_AGENT_UIDS } from "../../infra/local/agent-users";
+import { DEFAULT_AGENT_UIDS } from "../../src/local/agent-users";
 import { isRunning } from "../support/task";
 import { createWorld, WEBHOOK_SECRET, type World } from "../support/world";
 
@@ -115,7 +115,7 @@ describe("npm start as another user", () => {
 			const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 			const child = spawn(
 				process.execPath,
-				["--import", tsx, path.join(root, "shared/cli/main.ts"), "start"],
+				["--import", tsx, path.join(root, "src/cli/main.ts"), "start"],
 				{
 					cwd: dir,
 					uid: NOBODY,

@@ -5,7 +5,7 @@ import { ANTHROPIC_KEY, createTaskWorld, type TaskWorld } from "../support/task"
 // base64 at each byte alignment, hex, reversed, spaced out, percent- and JSON-escaped — through
 // everything the task passes on: its output (the run's timeline and the task's log), the PR title
 // and body (the code host), and its failure (the step's report). Redaction
-// (shared/domain/redact.ts) must catch every form. The forms are computed here, independently of
+// (src/domain/redact.ts) must catch every form. The forms are computed here, independently of
 // the redactor, and handed to the fake agent as directives (test/doubles/agents/fake-agent.mjs).
 
 const KEY = ANTHROPIC_KEY;

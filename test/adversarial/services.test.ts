@@ -6,11 +6,11 @@ import path from "node:path";
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { ListQueuesCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalLauncher } from "../../infra/local/launcher";
-import { type EmbeddedAws, ensureQueue, startEmbeddedAws } from "../../infra/local/services";
-import { createLogger } from "../../shared/log";
-import { awsClients } from "../../shared/runtime";
-import { readSettings, type Settings } from "../../shared/settings";
+import { readSettings, type Settings } from "../../src/config/settings";
+import { LocalLauncher } from "../../src/local/launcher";
+import { type EmbeddedAws, ensureQueue, startEmbeddedAws } from "../../src/local/services";
+import { awsClients } from "../../src/runtime/deps";
+import { createLogger } from "../../src/runtime/log";
 
 // The embedded AWS stand-ins check nobody by themselves. Anyone who could reach them — another
 // host, or an agent on this one — could start a run for any issue or rewrite a run. They listen on

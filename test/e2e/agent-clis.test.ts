@@ -1,7 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ProviderName } from "../../shared/config/schema";
+import type { ProviderName } from "../../src/config/schema";
 import { type AnthropicDouble, startAnthropicDouble } from "../doubles/models/anthropic";
 import { type GeminiDouble, startGeminiDouble } from "../doubles/models/gemini-api";
 import { type OpenAiChatDouble, startOpenAiChatDouble } from "../doubles/models/openai-chat";

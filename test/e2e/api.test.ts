@@ -1,9 +1,9 @@
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { newRun, newStep, type Run, type Step } from "../../shared/domain/run";
-import { createApp } from "../../shared/http/app";
-import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../shared/http/schemas";
+import { createApp } from "../../src/api/app";
+import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
+import { newRun, newStep, type Run, type Step } from "../../src/domain/run";
 import { collectSse } from "../support/sse";
 import { createWorld, type World } from "../support/world";
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { loadConfig } from "../../shared/config/load";
+import { loadConfig } from "../../src/config/load";
 import { lisa } from "../support/cli";
 
 // `lisa init` and `lisa config` as real processes on a config file in a temporary directory.

@@ -1,7 +1,7 @@
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newRun, planStep } from "../../shared/domain/run";
-import { handleStepFinished } from "../../shared/pipeline/steps";
+import { newRun, planStep } from "../../src/domain/run";
+import { handleStepFinished } from "../../src/pipeline/steps";
 import { branches } from "../support/git";
 import { type ApiRun, createWorld, type World } from "../support/world";
 

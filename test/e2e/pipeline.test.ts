@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../shared/http/app";
-import { NotConfigured } from "../../shared/trackers/tracker";
+import { createApp } from "../../src/api/app";
+import { NotConfigured } from "../../src/integrations/tracker";
 import { issueWebhook, linearHeaders, signLinear } from "../doubles/linear/webhook";
 import { branches, git } from "../support/git";
 import { type ApiRun, createWorld, WEBHOOK_SECRET, type World } from "../support/world";

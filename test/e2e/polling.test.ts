@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LoopContext, pollLoop, type RunOptions } from "../../shared/cli/run";
-import type { LisaConfig } from "../../shared/config/schema";
-import { recoverOrphans } from "../../shared/pipeline/poll";
+import { type LoopContext, pollLoop, type RunOptions } from "../../src/cli/run";
+import type { LisaConfig } from "../../src/config/schema";
+import { recoverOrphans } from "../../src/pipeline/poll";
 import { createWorld, type World } from "../support/world";
 
 // Polling mode on the local stack: the loop `lisa run` drives, against the Linear double.

@@ -15,7 +15,7 @@ import { API_TOKEN, httpEvent } from "../support/lambda";
 // process: what Lambda runs, not the TypeScript sources. (bench/bundle.ts measures these bundles.)
 
 const run = promisify(execFile);
-const functions = path.resolve(import.meta.dirname ?? ".", "../../functions");
+const functions = path.resolve(import.meta.dirname ?? ".", "../../src/functions");
 let dir: string;
 let outfiles: Record<string, string>;
 let metafile: Metafile;

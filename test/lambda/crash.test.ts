@@ -1,10 +1,10 @@
 import { DescribeTasksCommand, RunTaskCommand } from "@aws-sdk/client-ecs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as apiHandler } from "../../functions/api";
-import { handler as ecsEventsHandler } from "../../functions/ecs-events";
-import { handler as intakeHandler } from "../../functions/intake";
-import { handler as sweeperHandler } from "../../functions/sweeper";
-import { storeAndQueue } from "../../shared/runtime";
+import { handler as apiHandler } from "../../src/functions/api";
+import { handler as ecsEventsHandler } from "../../src/functions/ecs-events";
+import { handler as intakeHandler } from "../../src/functions/intake";
+import { handler as sweeperHandler } from "../../src/functions/sweeper";
+import { storeAndQueue } from "../../src/runtime/deps";
 import {
 	type ApiInit,
 	type ApiRun,
@@ -15,7 +15,7 @@ import {
 	taskStateChange,
 } from "../support/lambda";
 
-// Crash detection in AWS (functions/ecs-events, the sweeper as backstop; README › How a run works): a task that stops
+// Crash detection in AWS (src/functions/ecs-events, the sweeper as backstop; README › How a run works): a task that stops
 // without having reported is retried like a transient failure up to max_attempts, then the run fails
 // with ECS's stop reason in the API and in Linear. The handlers read plain variables here.
 

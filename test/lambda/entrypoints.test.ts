@@ -1,9 +1,9 @@
 import { RunTaskCommand, StopTaskCommand } from "@aws-sdk/client-ecs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handler as apiHandler } from "../../functions/api";
-import { handler as eventsHandler } from "../../functions/events";
-import { handler as intakeHandler } from "../../functions/intake";
-import { storeAndQueue } from "../../shared/runtime";
+import { handler as apiHandler } from "../../src/functions/api";
+import { handler as eventsHandler } from "../../src/functions/events";
+import { handler as intakeHandler } from "../../src/functions/intake";
+import { storeAndQueue } from "../../src/runtime/deps";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
 import {
 	type ApiInit,
@@ -31,7 +31,7 @@ afterAll(() => w.stop());
 const api = (method: string, path: string, init?: ApiInit) =>
 	callApi(apiHandler, method, path, init);
 
-describe("functions/api (HTTP API payload 2.0 through hono/aws-lambda)", () => {
+describe("src/functions/api (HTTP API payload 2.0 through hono/aws-lambda)", () => {
 	it("serves health, and the runs API only with the linked bearer token", async () => {
 		const health = await api("GET", "/healthz", { token: null });
 		expect(health.statusCode).toBe(200);
@@ -126,7 +126,7 @@ describe("webhook → intake → ECS → events, through the entry points", () =
 	});
 
 	it("events: the task's step.finished finishes the run and updates Linear; a bad record is dropped", async () => {
-		// What the task sends when it is done (tasks/agent/step.ts), through the same queue adapter.
+		// What the task sends when it is done (src/task/attempt/step.ts), through the same queue adapter.
 		await storeAndQueue(w.aws.settings).queue.send("events", {
 			type: "step.finished",
 			runId,

@@ -7,16 +7,16 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { AgentUidPool, agentUidRange, type UidRange } from "../../infra/local/agent-users";
-import type { ProviderName } from "../../shared/config/schema";
-import { MANIFEST_FILE } from "../../shared/domain/prompt";
-import { type AgentUser, handOver, prepareHome } from "../../tasks/agent/identity";
-import { PROVIDERS } from "../../tasks/agent/providers";
+import type { ProviderName } from "../../src/config/schema";
+import { AgentUidPool, agentUidRange, type UidRange } from "../../src/local/agent-users";
+import { PROVIDERS } from "../../src/task/agents/providers";
 import {
 	type AgentResult,
 	type AgentRunOptions,
 	agentEnv,
-} from "../../tasks/agent/providers/provider";
+} from "../../src/task/agents/providers/provider";
+import { type AgentUser, handOver, prepareHome } from "../../src/task/sandbox/identity";
+import { MANIFEST_FILE } from "../../src/task/steps/prompt";
 import { git } from "./git";
 
 /**

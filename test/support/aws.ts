@@ -1,6 +1,6 @@
-import { ensureQueue, ensureTable, startEmbeddedAws } from "../../infra/local/services";
-import { awsClients } from "../../shared/runtime";
-import { readSettings, type Settings } from "../../shared/settings";
+import { readSettings, type Settings } from "../../src/config/settings";
+import { ensureQueue, ensureTable, startEmbeddedAws } from "../../src/local/services";
+import { awsClients } from "../../src/runtime/deps";
 
 /** In-memory dynalite + fauxqs with Lisa's table and queues, for adapter tests. */
 export async function embeddedAws(

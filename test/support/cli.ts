@@ -9,17 +9,13 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
-/** `node --import tsx shared/cli/main.ts <args>` from the repository, stdout and stderr piped. */
+/** `node --import tsx src/cli/main.ts <args>` from the repository, stdout and stderr piped. */
 export function spawnLisa(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT) {
-	return spawn(
-		process.execPath,
-		["--import", TSX, path.join(ROOT, "shared/cli/main.ts"), ...args],
-		{
-			cwd,
-			env,
-			stdio: ["ignore", "pipe", "pipe"],
-		},
-	);
+	return spawn(process.execPath, ["--import", TSX, path.join(ROOT, "src/cli/main.ts"), ...args], {
+		cwd,
+		env,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
 }
 
 export interface CliResult {

@@ -15,7 +15,7 @@ import type {
 	SQSEvent,
 } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
-import type { AgentLink } from "../../shared/links";
+import type { AgentLink } from "../../src/config/links";
 import { startLinearDouble } from "../doubles/linear/server";
 import { embeddedAws } from "./aws";
 
@@ -332,7 +332,7 @@ export interface ApiInit {
 	headers?: Record<string, string>;
 }
 
-/** Invokes the API entry point (functions/api.ts) with an HTTP API event; returns its result. */
+/** Invokes the API entry point (src/functions/api.ts) with an HTTP API event; returns its result. */
 export async function callApi<H extends (event: never) => Promise<unknown>>(
 	handler: H,
 	method: string,

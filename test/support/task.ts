@@ -6,14 +6,14 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ulid } from "ulid";
-import { parseConfigText } from "../../shared/config/load";
-import { newRun, newStep, planStep, type Run, type StepReport } from "../../shared/domain/run";
-import { launchRepos, taskEnvironment } from "../../shared/launcher/launcher";
-import { createLogger } from "../../shared/log";
-import { storeAndQueue } from "../../shared/runtime";
-import type { Settings } from "../../shared/settings";
-import type { DynamoStore, RunEvent } from "../../shared/store/dynamo";
-import { runStep } from "../../tasks/agent/step";
+import { parseConfigText } from "../../src/config/load";
+import type { Settings } from "../../src/config/settings";
+import { newRun, newStep, planStep, type Run, type StepReport } from "../../src/domain/run";
+import { launchRepos, taskEnvironment } from "../../src/launcher/launcher";
+import { storeAndQueue } from "../../src/runtime/deps";
+import { createLogger } from "../../src/runtime/log";
+import type { DynamoStore, RunEvent } from "../../src/store/dynamo";
+import { runStep } from "../../src/task/attempt/step";
 import { type FakeAgentCall, type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
@@ -23,10 +23,10 @@ import { type BareRepo, bareRepo } from "./git";
 export const ANTHROPIC_KEY = "sk-ant-task-0123456789abcdefghijkl";
 export const LINEAR_KEY = "lin_api_shouldneverreachtheagent0123";
 
-const TASK_ENTRY = fileURLToPath(new URL("../../tasks/agent/main.ts", import.meta.url));
+const TASK_ENTRY = fileURLToPath(new URL("../../src/task/main.ts", import.meta.url));
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
-/** The agent task as its own process (`node tasks/agent/main.ts`, as the local launcher runs it). */
+/** The agent task as its own process (`node src/task/main.ts`, as the local launcher runs it). */
 export interface TaskProcess {
 	pid: number;
 	/** Its exit, with everything it wrote to stdout and stderr (its JSON log). */

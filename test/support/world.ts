@@ -1,12 +1,12 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { type LocalStack, startLocalStack } from "../../infra/local/stack";
-import { isTerminalRun, type RunStatus } from "../../shared/domain/states";
-import type { StepAttemptUsage } from "../../shared/domain/usage";
-import { createApp } from "../../shared/http/app";
-import { createLogger } from "../../shared/log";
-import type { Settings } from "../../shared/settings";
+import { createApp } from "../../src/api/app";
+import type { Settings } from "../../src/config/settings";
+import { isTerminalRun, type RunStatus } from "../../src/domain/states";
+import type { StepAttemptUsage } from "../../src/domain/usage";
+import { type LocalStack, startLocalStack } from "../../src/local/stack";
+import { createLogger } from "../../src/runtime/log";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
 import { type LinearDouble, startLinearDouble } from "../doubles/linear/server";

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { trelloSignatureValid } from "../../../shared/http/trello-webhook";
+import { trelloSignatureValid } from "../../../src/integrations/trello/webhook";
 import { startTrelloDouble, type TrelloDouble } from "./server";
 
 // The double itself: Trello's auth answers, field selection, and webhooks (HEAD check, signed

@@ -1,4 +1,0 @@
-import { lambdaDeps, lazy } from "../shared/lambda";
-import { intakeHandler } from "../shared/pipeline/handlers";
-
-export const handler = lazy(() => intakeHandler(lambdaDeps()));

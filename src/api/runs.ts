@@ -1,0 +1,176 @@
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import type { z } from "zod";
+import { isTerminalRun } from "../domain/states";
+import { InvalidCursor } from "../store/dynamo";
+import type { ApiDeps } from "./deps";
+import { runView } from "./run-view";
+import { eventsQuery, listQuery, runPath, startBody, statsQuery, streamQuery } from "./schemas";
+import { runStats, STATS_FIELDS } from "./stats";
+import { runStream } from "./stream";
+
+/** The stats' default window, and how many runs one answer reads at most. */
+const STATS_WINDOW_DAYS = 30;
+const STATS_MAX_RUNS = 5000;
+
+const validationError = (
+	result: { success: boolean; error?: unknown },
+	c: { json: (b: unknown, s: 400) => Response },
+) => {
+	if (!result.success)
+		return c.json(
+			{
+				error: "invalid request",
+				issues: (result.error as z.ZodError).issues.map(
+					(i) => `${i.path.join(".") || "body"}: ${i.message}`,
+				),
+			},
+			400,
+		);
+};
+
+/** A cursor the client changed or made up is its mistake (400), not ours. */
+async function paged(c: { json: (b: unknown, s: 400) => Response }, read: () => Promise<Response>) {
+	try {
+		return await read();
+	} catch (err) {
+		if (err instanceof InvalidCursor) return c.json({ error: "invalid cursor" }, 400);
+		throw err;
+	}
+}
+
+export function runsRoutes(deps: ApiDeps): Hono {
+	const api = new Hono();
+
+	api.get("/runs", zValidator("query", listQuery, validationError), (c) =>
+		paged(c, async () => {
+			const q = c.req.valid("query");
+			if (q.since && q.until && q.since >= q.until)
+				return c.json({ error: "since must be before until" }, 400);
+			const page = await deps.store.listRuns(q);
+			return c.json({
+				runs: page.items.map((r) => runView(r, deps)),
+				nextCursor: page.nextCursor ?? null,
+			});
+		}),
+	);
+
+	// Every route under /runs/:id takes the id as the store writes it (a ULID), or answers 400.
+	const runId = zValidator("param", runPath, validationError);
+
+	api.get("/runs/:id", runId, async (c) => {
+		const run = await deps.store.getRun(c.req.valid("param").id);
+		if (!run) return c.json({ error: "run not found" }, 404);
+		return c.json(runView(run, deps));
+	});
+
+	api.get("/runs/:id/events", runId, zValidator("query", eventsQuery, validationError), (c) =>
+		paged(c, async () => {
+			const { id } = c.req.valid("param");
+			if (!(await deps.store.getRun(id))) return c.json({ error: "run not found" }, 404);
+			const q = c.req.valid("query");
+			const page = await deps.store.listEvents(id, q.limit, { cursor: q.cursor });
+			return c.json({ events: page.items, nextCursor: page.nextCursor ?? null });
+		}),
+	);
+
+	api.get("/runs/:id/stream", runId, async (c) => {
+		const query = streamQuery.safeParse({
+			after: c.req.query("after") ?? c.req.header("last-event-id") ?? undefined,
+		});
+		if (!query.success) return validationError(query, c) as Response;
+		const run = await deps.store.getRun(c.req.valid("param").id);
+		if (!run) return c.json({ error: "run not found" }, 404);
+		return runStream(c, deps, run, query.data.after);
+	});
+
+	// The body is read as JSON whatever its Content-Type (`curl -d` sends a form type).
+	api.post("/runs", async (c) => {
+		let raw: unknown;
+		try {
+			raw = JSON.parse(await c.req.text());
+		} catch {
+			return c.json({ error: "body is not valid JSON" }, 400);
+		}
+		const parsed = startBody.safeParse(raw);
+		if (!parsed.success) return validationError(parsed, c) as Response;
+		const body = parsed.data;
+		const state = deps.config();
+		const configured = state.status === "ok" ? state.config.source : undefined;
+		if (body.source && configured && body.source !== configured)
+			return c.json(
+				{ error: `source ${body.source} is not the configured source (${configured})` },
+				400,
+			);
+		const source = body.source ?? configured;
+		if (!source)
+			return c.json(
+				{ error: `no source given and no usable config (${state.status} ${state.file})` },
+				400,
+			);
+		const id = deps.newRunId();
+		await deps.queue.send("intake", {
+			type: "run.requested",
+			source,
+			issueId: body.issue,
+			trigger: "api",
+			requestedAt: deps.now().toISOString(),
+			runId: id,
+		});
+		return c.json({ id }, 202);
+	});
+
+	api.post("/runs/:id/cancel", runId, async (c) => {
+		const run = await deps.store.getRun(c.req.valid("param").id);
+		if (!run) return c.json({ error: "run not found" }, 404);
+		if (isTerminalRun(run.status)) return c.json({ error: `run already ${run.status}` }, 409);
+		await deps.queue.send("events", {
+			type: "run.cancel",
+			runId: run.runId,
+			reason: "cancelled through the API",
+			requestedAt: deps.now().toISOString(),
+		});
+		return c.json({ id: run.runId, status: "cancelling" }, 202);
+	});
+
+	api.post("/runs/:id/retry", runId, async (c) => {
+		const run = await deps.store.getRun(c.req.valid("param").id);
+		if (!run) return c.json({ error: "run not found" }, 404);
+		if (!isTerminalRun(run.status)) return c.json({ error: `run is still ${run.status}` }, 409);
+		const id = deps.newRunId();
+		await deps.queue.send("intake", {
+			type: "run.requested",
+			source: run.source,
+			issueId: run.issueId,
+			issueKey: run.issueKey,
+			trigger: "retry",
+			requestedAt: deps.now().toISOString(),
+			runId: id,
+			retryOf: run.runId,
+		});
+		return c.json({ id, retryOf: run.runId }, 202);
+	});
+
+	api.get("/stats", zValidator("query", statsQuery, validationError), async (c) => {
+		const q = c.req.valid("query");
+		const until = q.until ?? deps.now().toISOString();
+		const since =
+			q.since ?? new Date(Date.parse(until) - STATS_WINDOW_DAYS * 86_400_000).toISOString();
+		if (since >= until) return c.json({ error: "since must be before until" }, 400);
+		const { runs, truncated } = await deps.store.runsCreatedBetween(
+			since,
+			until,
+			STATS_MAX_RUNS,
+			STATS_FIELDS,
+		);
+		const stats = runStats(runs);
+		return c.json({
+			window: { since, until },
+			truncated,
+			...stats,
+			medianDurationSeconds: stats.duration.medianSeconds,
+		});
+	});
+
+	return api;
+}

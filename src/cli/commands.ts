@@ -1,0 +1,157 @@
+import { defineCommand } from "citty";
+import { readSettings } from "../config/settings";
+import { LisaClient, resolveConnection } from "./client";
+import { CliError, exitWith } from "./exit";
+
+// The commands that inspect or set up Lisa (`start` and `run` are in main.ts). Each imports its
+// implementation when it runs, so no command pays for another's dependencies (the SDKs, yaml).
+
+const print = (line: string) => console.log(line);
+
+const connection = {
+	url: {
+		type: "string",
+		description: "Lisa's URL (default: LISA_URL, else http://127.0.0.1:$PORT or 8787)",
+	},
+	token: {
+		type: "string",
+		description:
+			"API token (default: LISA_API_TOKEN, else LISA_READ_TOKEN, else <LISA_DATA_DIR>/api-token)",
+	},
+} as const;
+
+const clientFor = (args: { url?: string; token?: string }) =>
+	new LisaClient(resolveConnection(args, process.env));
+
+export const runs = defineCommand({
+	meta: { name: "runs", description: "List runs, newest first" },
+	args: {
+		status: { type: "string", description: "queued|planning|running|succeeded|failed|cancelled" },
+		source: { type: "string", description: "linear|trello|github" },
+		repo: { type: "string", description: "Runs with a step in this repo" },
+		issue: { type: "string", description: "Runs of this issue (key or id)" },
+		since: { type: "string", description: "Created at or after (ISO time)" },
+		until: { type: "string", description: "Created before (ISO time)" },
+		limit: { type: "string", description: "Runs per page (API default 20, at most 100)" },
+		cursor: { type: "string", description: "The next page (printed after a full page)" },
+		json: { type: "boolean", description: "Print the API's JSON as it is" },
+		...connection,
+	},
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./runs")).runsCommand(
+				clientFor(args),
+				{
+					status: args.status,
+					source: args.source,
+					repo: args.repo,
+					issue: args.issue,
+					since: args.since,
+					until: args.until,
+					limit: args.limit,
+					cursor: args.cursor,
+					json: args.json === true,
+				},
+				print,
+			),
+		),
+});
+
+export const status = defineCommand({
+	meta: {
+		name: "status",
+		description: "One run (followed to its end with --watch), or an overview without a run id",
+	},
+	args: {
+		runId: { type: "positional", required: false, description: "The run's id" },
+		watch: {
+			type: "boolean",
+			description: "Follow the run until it ends (exit 0 if it succeeded, else 1)",
+		},
+		json: { type: "boolean", description: "Print JSON (with --watch: one line per change)" },
+		interval: { type: "string", default: "1", description: "Seconds between polls with --watch" },
+		...connection,
+	},
+	run: ({ args }) =>
+		exitWith(async () => {
+			const interval = Number(args.interval);
+			if (!(interval > 0)) throw new CliError("--interval must be a number of seconds > 0");
+			const { statusCommand } = await import("./status");
+			return statusCommand(
+				clientFor(args),
+				{
+					runId: args.runId || undefined,
+					watch: args.watch === true,
+					json: args.json === true,
+					intervalSeconds: interval,
+				},
+				{
+					write: (t) => process.stdout.write(t),
+					isTTY: process.stdout.isTTY === true,
+					columns: process.stdout.columns || 120,
+				},
+			);
+		}),
+});
+
+export const doctor = defineCommand({
+	meta: {
+		name: "doctor",
+		description: "Check the config, git, the agent CLIs, the tracker, GitHub (and Lisa at --url)",
+	},
+	args: {
+		url: { type: "string", description: "Also check that Lisa answers here (default: LISA_URL)" },
+	},
+	run: ({ args }) =>
+		exitWith(async () => {
+			const url = (args.url ?? process.env.LISA_URL)?.trim().replace(/\/+$/, "");
+			const { doctorCommand } = await import("./doctor-checks");
+			return doctorCommand(
+				{ settings: readSettings(process.env), env: process.env, url: url || undefined },
+				print,
+			);
+		}),
+});
+
+export const init = defineCommand({
+	meta: {
+		name: "init",
+		description: "Write a commented config to LISA_CONFIG or .lisa/config.yaml",
+	},
+	args: {
+		source: { type: "string", default: "linear", description: "linear|trello|github" },
+		force: { type: "boolean", description: "Overwrite an existing config" },
+	},
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./init")).initCommand(
+				{
+					file: readSettings(process.env).configPath,
+					source: args.source,
+					force: args.force === true,
+				},
+				print,
+			),
+		),
+});
+
+export const config = defineCommand({
+	meta: { name: "config", description: "Show, read or change the config (comments kept)" },
+	args: {
+		show: { type: "boolean", description: "Print the effective config (defaults applied) as YAML" },
+		get: { type: "string", description: "Print one value: limits.max_attempts, repos.0.name…" },
+		set: { type: "string", description: "Change one value: <path>=<YAML value>; validated first" },
+	},
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./config-command")).configCommand(
+				{
+					file: readSettings(process.env).configPath,
+					show: args.show === true,
+					get: args.get,
+					set: args.set,
+				},
+				print,
+			),
+		),
+});

@@ -1,0 +1,318 @@
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+import { LinearError, LinearErrorType } from "@linear/sdk";
+import { Octokit } from "octokit";
+import { loadConfig } from "../config/load";
+import type { LisaConfig } from "../config/schema";
+import type { Settings } from "../config/settings";
+import { linearClient } from "../integrations/linear/client";
+import { TRELLO_API_URL } from "../integrations/trello/client";
+import {
+	type Check,
+	configCheck,
+	formatChecks,
+	GITHUB_TOKEN_MISSING,
+	LINEAR_API_KEY_MISSING,
+	TRELLO_CREDENTIALS_MISSING,
+} from "./doctor";
+
+// `lisa doctor`: each check touches the real thing (a process, a tracker, GitHub, Lisa's API) once,
+// within a few seconds, and says how to fix what fails.
+
+const TIMEOUT_MS = 5_000;
+
+class TimedOut extends Error {}
+
+async function within<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+	const controller = new AbortController();
+	let timer: NodeJS.Timeout | undefined;
+	const timeout = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => {
+			controller.abort();
+			reject(new TimedOut());
+		}, ms);
+	});
+	try {
+		return await Promise.race([work(controller.signal), timeout]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
+const timedOut = (what: string, where: string): Check => ({
+	ok: false,
+	label: `${what} did not answer within ${TIMEOUT_MS / 1000} s (${where})`,
+	hint: "check the network and the *_API_URL override, then run `lisa doctor` again",
+});
+
+const reason = (err: unknown) => {
+	const e = err as Error & { cause?: { code?: string; message?: string } };
+	return e.cause?.code ?? e.cause?.message ?? e.message;
+};
+
+function gitCheck(env: NodeJS.ProcessEnv): Promise<Check> {
+	return new Promise((resolve) => {
+		execFile("git", ["--version"], { env, timeout: TIMEOUT_MS }, (err, stdout) =>
+			resolve(
+				err
+					? {
+							ok: false,
+							label: `git is not available (${reason(err)})`,
+							hint: "install git (https://git-scm.com/downloads) and put it on PATH",
+						}
+					: { ok: true, label: stdout.trim() },
+			),
+		);
+	});
+}
+
+function onPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
+	for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
+		const file = path.join(dir, command);
+		try {
+			accessSync(file, constants.X_OK);
+			return file;
+		} catch {}
+	}
+	return undefined;
+}
+
+const INSTALL: Record<string, string> = {
+	claude: "npm i -g @anthropic-ai/claude-code (and set ANTHROPIC_API_KEY)",
+	gemini: "npm i -g @google/gemini-cli (and set GEMINI_API_KEY)",
+	opencode: "npm i -g opencode-ai",
+	codex: "npm i -g @openai/codex (and set OPENAI_API_KEY)",
+};
+
+/** One check per provider the `models` chain names. */
+export function agentChecks(config: LisaConfig, env: NodeJS.ProcessEnv): Check[] {
+	const specs = config.models.map((m) => {
+		const [provider = "", ...model] = m.split(":");
+		return { provider, model: model.join(":") };
+	});
+	return [...new Set(specs.map((s) => s.provider))].map((provider): Check => {
+		if (provider === "builtin") {
+			const needsModel = specs.some((s) => s.provider === "builtin" && !s.model);
+			const missing = ["LISA_LLM_BASE_URL", ...(needsModel ? ["LISA_LLM_MODEL"] : [])].filter(
+				(v) => !env[v]?.trim(),
+			);
+			return missing.length
+				? {
+						ok: false,
+						label: `builtin agent: ${missing.join(" and ")} not set`,
+						hint: "set LISA_LLM_BASE_URL (an OpenAI-compatible endpoint) and LISA_LLM_MODEL (and LISA_LLM_API_KEY if it needs one)",
+					}
+				: { ok: true, label: `builtin agent: ${env.LISA_LLM_BASE_URL}` };
+		}
+		const file = onPath(provider, env);
+		return file
+			? { ok: true, label: `${provider} agent CLI: ${file}` }
+			: {
+					ok: false,
+					label: `${provider} agent CLI is not on PATH (models: ${config.models.join(", ")})`,
+					hint: `${INSTALL[provider] ?? `install ${provider}`}, or remove it from \`models\``,
+				};
+	});
+}
+
+async function linearCheck(settings: Settings): Promise<Check> {
+	const { apiKey, apiUrl } = settings.linear;
+	const where = apiUrl ?? "api.linear.app";
+	if (!apiKey)
+		return {
+			ok: false,
+			label: LINEAR_API_KEY_MISSING,
+			hint: "create a personal API key in Linear › Settings › API and export LINEAR_API_KEY",
+		};
+	try {
+		const viewer = await within(TIMEOUT_MS, () => linearClient(apiKey, apiUrl).viewer);
+		return { ok: true, label: `Linear (${where}): signed in as ${viewer.name}` };
+	} catch (err) {
+		if (err instanceof TimedOut) return timedOut("Linear", where);
+		if (err instanceof LinearError && err.type === LinearErrorType.AuthenticationError)
+			return {
+				ok: false,
+				label: `Linear (${where}) refused LINEAR_API_KEY`,
+				hint: "create a new personal API key in Linear › Settings › API and export LINEAR_API_KEY",
+			};
+		return {
+			ok: false,
+			label: `Linear (${where}) is not reachable: ${reason(err)}`,
+			hint: "check the network, and LINEAR_API_URL if you set it",
+		};
+	}
+}
+
+async function trelloCheck(settings: Settings): Promise<Check> {
+	const { apiKey, token, apiUrl } = settings.trello;
+	const base = (apiUrl ?? TRELLO_API_URL).replace(/\/+$/, "");
+	if (!apiKey || !token)
+		return {
+			ok: false,
+			label: TRELLO_CREDENTIALS_MISSING,
+			hint: "get the key at https://trello.com/power-ups/admin and a member token for it",
+		};
+	const url = new URL(`${base}/members/me`);
+	url.search = new URLSearchParams({ key: apiKey, token, fields: "username" }).toString();
+	try {
+		const res = await within(TIMEOUT_MS, (signal) => fetch(url, { signal }));
+		if (res.ok) {
+			const me = (await res.json()) as { username?: string };
+			return { ok: true, label: `Trello (${base}): signed in as ${me.username ?? "?"}` };
+		}
+		return {
+			ok: false,
+			label: `Trello (${base}) refused TRELLO_API_KEY/TRELLO_TOKEN (${res.status} ${(await res.text()).trim()})`,
+			hint: "check TRELLO_API_KEY, and authorise a new TRELLO_TOKEN for that key",
+		};
+	} catch (err) {
+		if (err instanceof TimedOut) return timedOut("Trello", base);
+		return {
+			ok: false,
+			label: `Trello (${base}) is not reachable: ${reason(err)}`,
+			hint: "check the network, and TRELLO_API_URL if you set it",
+		};
+	}
+}
+
+function octokit(settings: Settings): Octokit {
+	const quiet = () => {};
+	return new Octokit({
+		auth: settings.github.token,
+		...(settings.github.apiUrl ? { baseUrl: settings.github.apiUrl } : {}),
+		log: { debug: quiet, info: quiet, warn: quiet, error: quiet },
+		retry: { enabled: false },
+		throttle: { enabled: false },
+	});
+}
+
+const statusOf = (err: unknown) => (err as { status?: number }).status;
+
+/** GitHub with GITHUB_TOKEN: `GET /user` (a GitHub App's token answers 403 there: reachable). */
+async function githubCheck(settings: Settings, what: string): Promise<Check> {
+	const where = settings.github.apiUrl ?? "api.github.com";
+	if (!settings.github.token)
+		return {
+			ok: false,
+			label: GITHUB_TOKEN_MISSING,
+			hint: "create a token that can push and open pull requests on the repos, export GITHUB_TOKEN",
+		};
+	try {
+		const { data } = await within(TIMEOUT_MS, (signal) =>
+			octokit(settings).request("GET /user", { request: { signal } }),
+		);
+		return { ok: true, label: `${what} (${where}): signed in as ${data.login}` };
+	} catch (err) {
+		if (err instanceof TimedOut) return timedOut(what, where);
+		if (statusOf(err) === 403)
+			return { ok: true, label: `${what} (${where}): reachable with a GitHub App token` };
+		if (statusOf(err) === 401)
+			return {
+				ok: false,
+				label: `${what} (${where}) refused GITHUB_TOKEN`,
+				hint: "create a new token and export GITHUB_TOKEN",
+			};
+		return {
+			ok: false,
+			label: `${what} (${where}) is not reachable: ${reason(err)}`,
+			hint: "check the network, and GITHUB_API_URL if you set it",
+		};
+	}
+}
+
+/** Each configured repo's slug is visible to GITHUB_TOKEN, and whether the token can push. */
+async function repoCheck(settings: Settings, repo: LisaConfig["repos"][number]): Promise<Check> {
+	if (!repo.slug)
+		return { ok: "skip", label: `repo ${repo.name}: no slug (not on GitHub): no pull requests` };
+	const [owner = "", name = ""] = repo.slug.split("/");
+	try {
+		const { data } = await within(TIMEOUT_MS, (signal) =>
+			octokit(settings).request("GET /repos/{owner}/{repo}", {
+				owner,
+				repo: name,
+				request: { signal },
+			}),
+		);
+		const push = data.permissions?.push;
+		if (push === false)
+			return {
+				ok: false,
+				label: `repo ${repo.name} (${repo.slug}): visible, but GITHUB_TOKEN cannot push`,
+				hint: `give the token write access to ${repo.slug} (contents and pull requests)`,
+			};
+		return {
+			ok: true,
+			label: `repo ${repo.name} (${repo.slug}): visible, ${push ? "can push" : "push access unknown"}`,
+		};
+	} catch (err) {
+		if (err instanceof TimedOut) return timedOut(`GitHub (${repo.slug})`, repo.slug);
+		const status = statusOf(err);
+		return {
+			ok: false,
+			label: `repo ${repo.name} (${repo.slug}): ${status === 404 ? "not found, or not visible to GITHUB_TOKEN" : `GitHub answered ${status ?? reason(err)}`}`,
+			hint: `check \`slug\` of repo ${repo.name} and that the token has access to ${repo.slug}`,
+		};
+	}
+}
+
+async function apiCheck(url: string): Promise<Check> {
+	try {
+		const res = await within(TIMEOUT_MS, (signal) => fetch(`${url}/healthz`, { signal }));
+		if (res.ok) return { ok: true, label: `Lisa at ${url}: /healthz answers ${res.status}` };
+		return {
+			ok: false,
+			label: `Lisa at ${url}: /healthz answered ${res.status}`,
+			hint: "is that Lisa? check --url / LISA_URL",
+		};
+	} catch (err) {
+		if (err instanceof TimedOut) return timedOut("Lisa", url);
+		return {
+			ok: false,
+			label: `no Lisa at ${url} (${reason(err)})`,
+			hint: "start one with `npm start` or pass --url",
+		};
+	}
+}
+
+export interface DoctorOptions {
+	settings: Settings;
+	env: NodeJS.ProcessEnv;
+	/** Lisa's URL to check, when one was given. */
+	url?: string;
+}
+
+export async function doctorChecks(opts: DoctorOptions): Promise<Check[]> {
+	const { settings, env } = opts;
+	const state = loadConfig(settings.configPath);
+	const config = state.status === "ok" ? state.config : undefined;
+	const skipped = (what: string): Check => ({ ok: "skip", label: `${what}: needs a valid config` });
+	const tracker = (c: LisaConfig) =>
+		c.source === "linear"
+			? linearCheck(settings)
+			: c.source === "trello"
+				? trelloCheck(settings)
+				: githubCheck(settings, "GitHub Issues");
+	const pending: (Check | Promise<Check>)[] = [
+		configCheck(state),
+		gitCheck(env),
+		...(config ? agentChecks(config, env) : [skipped("agent CLIs")]),
+		config ? tracker(config) : skipped("tracker"),
+		...(config?.source === "github" ? [] : [githubCheck(settings, "GitHub")]),
+		...(config && settings.github.token ? config.repos.map((r) => repoCheck(settings, r)) : []),
+		...(opts.url ? [apiCheck(opts.url)] : []),
+	];
+	return Promise.all(pending);
+}
+
+/** `lisa doctor`; exit 1 when any check failed. */
+export async function doctorCommand(
+	opts: DoctorOptions,
+	print: (line: string) => void,
+): Promise<number> {
+	const checks = await doctorChecks(opts);
+	for (const line of formatChecks(checks)) print(line);
+	const failed = checks.filter((c) => c.ok === false).length;
+	print(failed ? `\n${failed} problem(s) found` : "\nall checks passed");
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,87 @@
+import { defineCommand, runMain } from "citty";
+import { config, doctor, init, runs, status } from "./commands";
+import { CliError, exitWith } from "./exit";
+
+// The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
+const start = defineCommand({
+	meta: {
+		name: "start",
+		description: "Run the whole pipeline on this machine (embedded DynamoDB and SQS)",
+	},
+	async run() {
+		// Imported when used: the other commands start faster without the stack's dependencies.
+		const { startLocalStack } = await import("../local/stack");
+		const { banner, readiness } = await import("./doctor");
+		const stack = await startLocalStack();
+		const { settings } = stack;
+		console.log(
+			banner({
+				url: stack.url,
+				publicUrl: settings.publicUrl ?? stack.url,
+				apiToken: stack.apiToken,
+				readToken: stack.readToken,
+				dataDir: settings.dataDir,
+				agentUids: stack.agentUids,
+				readiness: readiness(settings, stack.deps.config()),
+			}),
+		);
+		let stopping = false;
+		const shutdown = async (signal: string) => {
+			if (stopping) process.exit(1); // a second signal forces the exit
+			stopping = true;
+			console.log(
+				`\n${signal}: stopping (running tasks are stopped and re-driven on the next start)…`,
+			);
+			await stack.stop();
+			process.exit(0);
+		};
+		process.on("SIGINT", () => void shutdown("SIGINT"));
+		process.on("SIGTERM", () => void shutdown("SIGTERM"));
+	},
+});
+
+const run = defineCommand({
+	meta: {
+		name: "run",
+		description:
+			"Polling mode (no public URL needed): work through the labelled issues in pick_from, one at a time",
+	},
+	args: {
+		once: { type: "boolean", description: "Resolve one issue, then stop" },
+		watch: { type: "boolean", description: "Keep polling when no issue waits instead of stopping" },
+		issue: { type: "string", description: "Resolve this issue (id, key or URL) only" },
+		limit: { type: "string", default: "0", description: "Stop after N issues (0: no limit)" },
+		"dry-run": { type: "boolean", description: "Print what would happen, change nothing" },
+		interval: { type: "string", default: "30", description: "Seconds between polls with --watch" },
+	},
+	run: ({ args }) =>
+		exitWith(async () => {
+			const limit = Number.parseInt(args.limit, 10);
+			const interval = Number(args.interval);
+			if (!Number.isInteger(limit) || limit < 0 || !(interval > 0))
+				throw new CliError(
+					"--limit must be a whole number ≥ 0 and --interval a number of seconds > 0",
+				);
+			const { runCommand } = await import("./run");
+			return runCommand(
+				{
+					once: args.once === true,
+					watch: args.watch === true,
+					issue: args.issue,
+					limit,
+					dryRun: args["dry-run"] === true,
+					intervalSeconds: interval,
+				},
+				process.env,
+			);
+		}),
+});
+
+const main = defineCommand({
+	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
+	subCommands: { start, run, runs, status, doctor, init, config },
+});
+
+runMain(main);

@@ -1,0 +1,42 @@
+// The names under which infra/ links resources to the functions, and the variables they stand for.
+// infra/ creates them; src/config/settings.ts reads them. Pure data, so both sides can import it.
+
+import type { EcsTarget } from "../launcher/ecs";
+
+export const LINK = {
+	table: "Table",
+	intakeQueue: "IntakeQueue",
+	eventsQueue: "EventsQueue",
+	/** The agent task: where and how to run it (cluster, task definition, network, capacity). */
+	agent: "AgentTask",
+} as const;
+
+/** `startedBy` of every agent task: the EventBridge rule selects Lisa's tasks by this prefix. */
+export const STARTED_BY_PREFIX = "lisa-";
+
+/** The pipeline's credentials: each `sst.Secret` and the variable it stands for. */
+export const SECRETS = {
+	ApiToken: "LISA_API_TOKEN",
+	ReadToken: "LISA_READ_TOKEN",
+	LinearApiKey: "LINEAR_API_KEY",
+	LinearWebhookSecret: "LINEAR_WEBHOOK_SECRET",
+	GithubToken: "GITHUB_TOKEN",
+	GithubWebhookSecret: "GITHUB_WEBHOOK_SECRET",
+	TrelloApiKey: "TRELLO_API_KEY",
+	TrelloToken: "TRELLO_TOKEN",
+	TrelloAppSecret: "TRELLO_APP_SECRET",
+} as const;
+
+/** Credentials only the agent CLIs use: given to the task, never to a function. */
+export const AGENT_SECRETS = {
+	AnthropicApiKey: "ANTHROPIC_API_KEY",
+	GeminiApiKey: "GEMINI_API_KEY",
+	OpenaiApiKey: "OPENAI_API_KEY",
+	LlmApiKey: "LISA_LLM_API_KEY",
+} as const;
+
+export type SecretName = keyof typeof SECRETS;
+export type AgentSecretName = keyof typeof AGENT_SECRETS;
+
+/** What infra/agent.ts links as `AgentTask`: where and how the launcher runs a step. */
+export type AgentLink = EcsTarget;

@@ -1,0 +1,4 @@
+import { sweep } from "../pipeline/sweeper";
+import { lambdaDeps } from "../runtime/lambda";
+
+export const handler = async () => sweep(lambdaDeps());

@@ -1,0 +1,268 @@
+import { Octokit } from "octokit";
+import { sameName } from "../../domain/workflow";
+import { type IssueQuery, type Source, type SourceIssue, TrackerError } from "../tracker";
+
+// GitHub Issues through octokit. The trigger is a label; workflow states are status labels, except
+// the names "open" and "closed", which are the issue's own state (so `pick_from: open` needs no
+// label). Issues are identified as `owner/name#number`, which is also how a PR body links them.
+
+export interface GitHubIssueRef {
+	repo: string;
+	number: number;
+}
+
+const OPEN = "open";
+const CLOSED = "closed";
+
+/** `owner/name#12`, `https://github.com/owner/name/issues/12`, or `#12` / `12` in `defaultRepo`. */
+export function parseGitHubIssueRef(ref: string, defaultRepo?: string): GitHubIssueRef | undefined {
+	const text = ref.trim();
+	const url = text.match(/^https?:\/\/[^/]+\/([^/\s]+\/[^/\s]+)\/issues\/(\d+)/);
+	if (url) return { repo: url[1] as string, number: Number(url[2]) };
+	const full = text.match(/^([^/\s#]+\/[^/\s#]+)#(\d+)$/);
+	if (full) return { repo: full[1] as string, number: Number(full[2]) };
+	const bare = text.match(/^#?(\d+)$/);
+	if (bare && defaultRepo) return { repo: defaultRepo, number: Number(bare[1]) };
+	return undefined;
+}
+
+/** A ref with its repository's owner and name apart, as the API takes them. */
+type Ref = GitHubIssueRef & { owner: string; name: string };
+
+export const gitHubIssueId = (ref: GitHubIssueRef) => `${ref.repo}#${ref.number}`;
+
+/** The label changes (and open/close) that move an issue to `target` within `workflow`. */
+export function statusChange(
+	current: string[],
+	target: string,
+	workflow: string[],
+): { add?: string; remove: string[]; state?: "open" | "closed" } {
+	const isState = (n: string) => sameName(n, OPEN) || sameName(n, CLOSED);
+	const remove = current.filter(
+		(l) => !sameName(l, target) && workflow.some((w) => !isState(w) && sameName(w, l)),
+	);
+	if (sameName(target, OPEN)) return { remove, state: "open" };
+	if (sameName(target, CLOSED)) return { remove, state: "closed" };
+	return {
+		remove,
+		add: current.some((l) => sameName(l, target)) ? undefined : target,
+		state: "open",
+	};
+}
+
+interface ApiIssue {
+	number: number;
+	title: string;
+	body?: string | null;
+	html_url: string;
+	state: string;
+	labels: (string | { name?: string })[];
+	pull_request?: unknown;
+}
+
+const labelNames = (issue: ApiIssue) =>
+	issue.labels.map((l) => (typeof l === "string" ? l : (l.name ?? ""))).filter(Boolean);
+
+/** octokit for `token` (at `apiUrl`, GitHub Enterprise or a double): a rate limit is retried twice. */
+export function githubClient(token?: string, apiUrl?: string): Octokit {
+	return new Octokit({
+		auth: token,
+		...(apiUrl ? { baseUrl: apiUrl } : {}),
+		throttle: {
+			onRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) => retryCount < 2,
+			onSecondaryRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) =>
+				retryCount < 2,
+		},
+	});
+}
+
+/** The issue as the source port returns it; `ref` is the issue asked for. */
+function toIssue(i: ApiIssue, ref: GitHubIssueRef): SourceIssue {
+	const id = gitHubIssueId(ref);
+	return {
+		id,
+		key: id,
+		title: i.title,
+		description: i.body ?? "",
+		url: i.html_url,
+		teamId: ref.repo,
+		labels: labelNames(i),
+		state: i.state,
+		closed: i.state === CLOSED,
+	};
+}
+
+/** The HTTP status of an octokit error, when it has one. */
+export const statusOf = (err: unknown) => (err as { status?: number }).status;
+
+function failure(what: string, err: unknown): TrackerError {
+	if (err instanceof TrackerError) return err;
+	const status = statusOf(err);
+	const transient = status === undefined || status === 429 || status >= 500;
+	return new TrackerError(`GitHub: ${what} failed: ${(err as Error).message}`, transient, {
+		cause: err,
+	});
+}
+
+export class GitHubTracker implements Source {
+	readonly name = "github" as const;
+	private login?: Promise<string | undefined>;
+
+	constructor(
+		private readonly octokit: Octokit,
+		private readonly opts: {
+			/** owner/name of the issues when a ref has no repository (config: source_config.team). */
+			defaultRepo?: () => string | undefined;
+			/** The bot's login (`my-app[bot]`) when the token is a GitHub App's. */
+			botLogin?: string;
+		} = {},
+	) {}
+
+	static fromEnv(
+		token: string,
+		apiUrl: string | undefined,
+		opts: ConstructorParameters<typeof GitHubTracker>[1],
+	): GitHubTracker {
+		return new GitHubTracker(githubClient(token, apiUrl), opts);
+	}
+
+	private ref(issueId: string): Ref {
+		const ref = parseGitHubIssueRef(issueId, this.opts.defaultRepo?.());
+		if (!ref)
+			throw new TrackerError(
+				`"${issueId}" is not a GitHub issue (use owner/name#12, an issue URL, or #12 with source_config.team set)`,
+				false,
+			);
+		const [owner, name] = ref.repo.split("/") as [string, string];
+		return { ...ref, owner, name };
+	}
+
+	private async issue(issueId: string): Promise<ApiIssue & { ref: Ref }> {
+		const ref = this.ref(issueId);
+		try {
+			const { data } = await this.octokit.rest.issues.get({
+				owner: ref.owner,
+				repo: ref.name,
+				issue_number: ref.number,
+			});
+			if (data.pull_request)
+				throw new TrackerError(`${gitHubIssueId(ref)} is a pull request, not an issue`, false);
+			return { ...(data as ApiIssue), ref };
+		} catch (err) {
+			const status = statusOf(err);
+			if (status === 404 || status === 410)
+				throw new TrackerError(`GitHub issue ${gitHubIssueId(ref)} was not found`, false);
+			throw failure(`reading ${gitHubIssueId(ref)}`, err);
+		}
+	}
+
+	async fetchIssue(ref: string): Promise<SourceIssue> {
+		const issue = await this.issue(ref);
+		return toIssue(issue, issue.ref);
+	}
+
+	async nextIssues(query: IssueQuery, limit = 50): Promise<SourceIssue[]> {
+		const repo = query.team ?? this.opts.defaultRepo?.();
+		if (!repo?.includes("/"))
+			throw new TrackerError("GitHub Issues needs source_config.team: owner/name", false);
+		const [owner, name] = repo.split("/") as [string, string];
+		const isOpenState = sameName(query.state, OPEN);
+		const labels = isOpenState ? [query.label] : [query.label, query.state];
+		try {
+			const { data } = await this.octokit.rest.issues.listForRepo({
+				owner,
+				repo: name,
+				state: sameName(query.state, CLOSED) ? "closed" : "open",
+				labels: labels.join(","),
+				sort: "created",
+				direction: "asc",
+				per_page: Math.min(limit, 100),
+			});
+			// "open" means open and in no other workflow state (no in-progress or done label).
+			const others = query.workflow.filter((w) => !sameName(w, query.state));
+			return (data as ApiIssue[])
+				.filter((i) => !i.pull_request)
+				.filter(
+					(i) => !isOpenState || !labelNames(i).some((l) => others.some((o) => sameName(o, l))),
+				)
+				.map((i) => toIssue(i, { repo, number: i.number }));
+		} catch (err) {
+			throw failure(`listing issues of ${repo}`, err);
+		}
+	}
+
+	async moveTo(issueId: string, state: string, workflow: string[] = []): Promise<void> {
+		const issue = await this.issue(issueId);
+		const { owner, name, number } = issue.ref;
+		const change = statusChange(labelNames(issue), state, [...workflow, state]);
+		const target = { owner, repo: name, issue_number: number };
+		try {
+			for (const label of change.remove)
+				await this.octokit.rest.issues.removeLabel({ ...target, name: label }).catch((err) => {
+					if (statusOf(err) !== 404) throw err;
+				});
+			if (change.add) await this.octokit.rest.issues.addLabels({ ...target, labels: [change.add] });
+			if (change.state && change.state !== issue.state)
+				await this.octokit.rest.issues.update({ ...target, state: change.state });
+		} catch (err) {
+			throw failure(`moving ${issueId} to "${state}"`, err);
+		}
+	}
+
+	async comment(issueId: string, body: string): Promise<void> {
+		const { owner, name, number } = this.ref(issueId);
+		try {
+			await this.octokit.rest.issues.createComment({
+				owner,
+				repo: name,
+				issue_number: number,
+				body,
+			});
+		} catch (err) {
+			throw failure(`commenting on ${issueId}`, err);
+		}
+	}
+
+	/**
+	 * Nothing to call: the PR body's closing reference (`Resolves owner/name#12`) is what links a
+	 * pull request to a GitHub issue (and closes it on merge).
+	 */
+	async attachLink(): Promise<void> {}
+
+	async removeLabel(issueId: string, label: string): Promise<void> {
+		const issue = await this.issue(issueId);
+		const { owner, name, number } = issue.ref;
+		const present = labelNames(issue).find((l) => sameName(l, label));
+		if (!present) return;
+		try {
+			await this.octokit.rest.issues.removeLabel({
+				owner,
+				repo: name,
+				issue_number: number,
+				name: present,
+			});
+		} catch (err) {
+			if (statusOf(err) === 404) return;
+			throw failure(`removing label "${label}" from ${issueId}`, err);
+		}
+	}
+
+	selfActorId(): Promise<string | undefined> {
+		if (this.opts.botLogin) return Promise.resolve(this.opts.botLogin);
+		this.login ??= this.octokit.rest.users
+			.getAuthenticated()
+			.then((r): string | undefined => r.data.login)
+			.catch((err) => {
+				// A GitHub App's installation token cannot read /user: without GITHUB_BOT_LOGIN Lisa
+				// cannot tell its own events (its labels are status labels and its comments carry the
+				// marker, so neither triggers a run anyway).
+				const status = statusOf(err);
+				if (status === 401 || status === 403 || status === 404) return undefined;
+				throw failure("reading the token's user", err);
+			});
+		this.login.catch(() => {
+			this.login = undefined;
+		});
+		return this.login;
+	}
+}

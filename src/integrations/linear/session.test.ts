@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { newRun, newStep, planStep, type Run } from "../../domain/run";
+import { agentSessionVerdict, finalActivity, planAction, promptReply, stepAction } from "./session";
+
+const session = {
+	id: "as-1",
+	issue: { id: "issue-1", identifier: "ENG-1" },
+	creator: { id: "u-ada", name: "Ada" },
+};
+
+describe("Linear agent session rules", () => {
+	it("starts a run on created, stops on the stop signal, records other prompts", () => {
+		expect(
+			agentSessionVerdict({ type: "AgentSessionEvent", action: "created", agentSession: session }),
+		).toEqual({
+			kind: "start",
+			sessionId: "as-1",
+			issueId: "issue-1",
+			issueKey: "ENG-1",
+		});
+		expect(
+			agentSessionVerdict({
+				action: "prompted",
+				agentSession: session,
+				agentActivity: { id: "act-1", signal: "stop", content: { body: "stop" } },
+			}),
+		).toEqual({ kind: "stop", sessionId: "as-1", issueId: "issue-1", by: "Ada" });
+		expect(
+			agentSessionVerdict({
+				action: "prompted",
+				agentSession: session,
+				agentActivity: { id: "act-2", content: { body: "Also the docs" }, user: { name: "Bob" } },
+			}),
+		).toEqual({
+			kind: "prompt",
+			sessionId: "as-1",
+			issueId: "issue-1",
+			activityId: "act-2",
+			body: "Also the docs",
+			author: "Bob",
+		});
+	});
+
+	it("ignores sessions without an issue and unknown actions", () => {
+		expect(agentSessionVerdict({ action: "created", agentSession: { id: "as-2" } })).toEqual({
+			kind: "ignore",
+			reason: "the agent session is not on an issue",
+		});
+		expect(agentSessionVerdict({ action: "updated", agentSession: session })).toEqual({
+			kind: "ignore",
+			reason: "agent session updated is not handled",
+		});
+		expect(agentSessionVerdict({ action: "created" })).toEqual({
+			kind: "ignore",
+			reason: "payload has no agent session",
+		});
+	});
+
+	it("ends with the PR links, the stop, or the error", () => {
+		const base = newRun({
+			runId: "01R",
+			source: "linear",
+			issueId: "issue-1",
+			issueKey: "ENG-1",
+			trigger: "webhook",
+			now: "t",
+		});
+		const run = (over: Partial<Run>): Run => ({
+			...base,
+			steps: [{ ...newStep(0, "api"), prUrl: "https://github.com/acme/api/pull/1" }],
+			...over,
+		});
+		expect(finalActivity(run({ status: "succeeded" }), "http://x/runs/01R")).toEqual({
+			type: "response",
+			body: "Opened a pull request:\n- https://github.com/acme/api/pull/1\n\nRun: http://x/runs/01R",
+		});
+		expect(
+			finalActivity(
+				run({ status: "cancelled", error: "stopped in Linear by Ada", steps: [] }),
+				"u",
+			),
+		).toEqual({
+			type: "response",
+			body: "Stopped: stopped in Linear by Ada.\n\nRun: u",
+		});
+		expect(finalActivity(run({ status: "failed", error: "tests failed" }), "u")).toMatchObject({
+			type: "error",
+			body: expect.stringMatching(
+				/^Could not resolve this issue: tests failed\n\nPull requests opened before the failure:/,
+			),
+		});
+		expect(promptReply(run({ status: "running" }), "u", false).type).toBe("thought");
+		expect(promptReply(run({ status: "succeeded" }), "u", true)).toMatchObject({
+			type: "response",
+		});
+	});
+});
+
+describe("multi-repo activities", () => {
+	it("show the plan as an action (orders in sequence, equal orders side by side) and count only repo steps", () => {
+		const plan = {
+			steps: [
+				{ repo: "api", scope: "Add the endpoint", order: 1 },
+				{ repo: "web", scope: "Use it", order: 2 },
+				{ repo: "docs", scope: "Document it", order: 2 },
+			],
+		};
+		expect(planAction(plan)).toEqual({
+			type: "action",
+			action: "Planned",
+			parameter: "api → web + docs",
+			result: "1. api — Add the endpoint\n2. web — Use it\n2. docs — Document it",
+		});
+		const run: Run = {
+			...newRun({ runId: "R", source: "linear", issueId: "i", trigger: "webhook", now: "t" }),
+			status: "running",
+			steps: [
+				{ ...planStep(0), status: "succeeded" },
+				{ ...newStep(1, "api"), status: "succeeded", prUrl: "https://github.com/a/api/pull/1" },
+				newStep(2, "web"),
+			],
+		};
+		expect(stepAction(run, 1)).toEqual({
+			type: "action",
+			action: "Opened pull request",
+			parameter: "https://github.com/a/api/pull/1",
+			result: "api: step 1 of 2 done",
+		});
+	});
+});

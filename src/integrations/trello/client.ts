@@ -1,0 +1,233 @@
+import { sameName } from "../../domain/workflow";
+import { type IssueQuery, type Source, type SourceIssue, TrackerError } from "../tracker";
+
+// Trello through its REST API, with the original CLI's calls (seeds-originals §A5): lists are the
+// workflow states, labels are matched by name, the PR is a card attachment.
+
+export const TRELLO_API_URL = "https://api.trello.com/1";
+const TIMEOUT_MS = 30_000;
+const CARD_FIELDS = "name,desc,url,shortLink,idBoard,idList,labels,closed";
+
+interface Named {
+	id: string;
+	name: string;
+}
+
+interface Card {
+	id: string;
+	name: string;
+	desc?: string;
+	url?: string;
+	shortLink?: string;
+	idBoard?: string;
+	idList?: string;
+	idLabels?: string[];
+	labels?: Named[];
+	/** Archived. */
+	closed?: boolean;
+	/** With `list=true`: the list the card is in. */
+	list?: Named;
+}
+
+/** A card's short link from a card URL (https://trello.com/c/AbCd1234/…), else the ref as given. */
+export function trelloCardRef(ref: string): string {
+	return ref.match(/\/c\/([A-Za-z0-9]+)/)?.[1] ?? ref.trim();
+}
+
+/** The card as the source port returns it; `list` is the name of the list it is in. */
+function toIssue(card: Card, list: string): SourceIssue {
+	return {
+		id: card.id,
+		key: card.shortLink,
+		title: card.name,
+		description: card.desc ?? "",
+		url: card.url,
+		teamId: card.idBoard,
+		labels: card.labels?.map((l) => l.name) ?? [],
+		state: list,
+		closed: card.closed === true,
+	};
+}
+
+export class TrelloTracker implements Source {
+	readonly name = "trello" as const;
+	private memberId?: Promise<string>;
+
+	constructor(
+		private readonly auth: { apiKey: string; token: string },
+		private readonly baseUrl: string = TRELLO_API_URL,
+	) {}
+
+	private async request<T>(
+		method: string,
+		path: string,
+		what: string,
+		params: Record<string, string> = {},
+	): Promise<{ status: number; body: T | undefined }> {
+		const url = new URL(`${this.baseUrl.replace(/\/+$/, "")}${path}`);
+		for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+		let res: Response;
+		try {
+			res = await fetch(url, {
+				method,
+				headers: {
+					accept: "application/json",
+					authorization: `OAuth oauth_consumer_key="${this.auth.apiKey}", oauth_token="${this.auth.token}"`,
+				},
+				signal: AbortSignal.timeout(TIMEOUT_MS),
+			});
+		} catch (err) {
+			throw new TrackerError(`Trello: ${what} failed: ${(err as Error).message}`, true, {
+				cause: err,
+			});
+		}
+		const text = await res.text();
+		// Trello answers 404 for an unknown id and 400 "invalid id" for a malformed one.
+		if (res.status === 404 || (res.status === 400 && /invalid id/i.test(text)))
+			return { status: 404, body: undefined };
+		if (!res.ok) {
+			const transient = res.status === 429 || res.status >= 500;
+			throw new TrackerError(
+				`Trello: ${what} failed: HTTP ${res.status} ${text.slice(0, 200)}`,
+				transient,
+			);
+		}
+		return { status: res.status, body: text ? (JSON.parse(text) as T) : undefined };
+	}
+
+	/** The answer's body; a 404 is a permanent failure ("not found"). */
+	private async call<T>(
+		method: string,
+		path: string,
+		what: string,
+		params?: Record<string, string>,
+	): Promise<T> {
+		const res = await this.request<T>(method, path, what, params);
+		if (res.status === 404) throw new TrackerError(`Trello: ${what} failed: not found`, false);
+		return res.body as T;
+	}
+
+	private get<T>(path: string, what: string, params?: Record<string, string>): Promise<T> {
+		return this.call<T>("GET", path, what, params);
+	}
+
+	private async card(
+		ref: string,
+		fields: string,
+		params: Record<string, string> = {},
+	): Promise<Card> {
+		const id = trelloCardRef(ref);
+		const res = await this.request<Card>(
+			"GET",
+			`/cards/${encodeURIComponent(id)}`,
+			`reading card ${id}`,
+			{ fields, ...params },
+		);
+		if (!res.body) throw new TrackerError(`Trello card ${id} was not found`, false);
+		return res.body;
+	}
+
+	/** The card with the list it is in (one request: `list=true`). */
+	async fetchIssue(ref: string): Promise<SourceIssue> {
+		const card = await this.card(ref, CARD_FIELDS, { list: "true" });
+		return toIssue(card, card.list?.name ?? "");
+	}
+
+	private async boardByName(name: string): Promise<Named> {
+		const boards = await this.get<Named[]>("/members/me/boards", "listing boards", {
+			fields: "name",
+		});
+		const board = boards.find((b) => sameName(b.name, name) || b.id === name);
+		if (!board)
+			throw new TrackerError(
+				`Trello board "${name}" not found; available: ${boards.map((b) => b.name).join(", ")}`,
+				false,
+			);
+		return board;
+	}
+
+	private async listOf(boardId: string, name: string): Promise<Named> {
+		const lists = await this.get<Named[]>(`/boards/${boardId}/lists`, "listing lists", {
+			fields: "name",
+		});
+		const list = lists.find((l) => sameName(l.name, name));
+		if (!list)
+			throw new TrackerError(
+				`Trello list "${name}" not found on the board; available: ${lists.map((l) => l.name).join(", ")}`,
+				false,
+			);
+		return list;
+	}
+
+	private labelsOf(boardId: string): Promise<Named[]> {
+		return this.get<Named[]>(`/boards/${boardId}/labels`, "listing labels", { fields: "name" });
+	}
+
+	async nextIssues(query: IssueQuery, limit = 50): Promise<SourceIssue[]> {
+		if (!query.team)
+			throw new TrackerError("Trello needs source_config.team (the board's name)", false);
+		const board = await this.boardByName(query.team);
+		const list = await this.listOf(board.id, query.state);
+		const label = (await this.labelsOf(board.id)).find((l) => sameName(l.name, query.label));
+		if (!label) return [];
+		const cards = await this.get<Card[]>(`/lists/${list.id}/cards`, "listing cards", {
+			fields: `${CARD_FIELDS},idLabels`,
+		});
+		// Trello has no priority: the list's order is the team's order.
+		return cards
+			.filter((c) => c.idLabels?.includes(label.id))
+			.slice(0, limit)
+			.map((c) => toIssue(c, list.name));
+	}
+
+	async moveTo(issueId: string, state: string): Promise<void> {
+		const card = await this.card(issueId, "idBoard,idList");
+		const list = await this.listOf(card.idBoard as string, state);
+		if (card.idList === list.id) return;
+		await this.call("PUT", `/cards/${card.id}`, `moving card ${card.id} to "${state}"`, {
+			idList: list.id,
+		});
+	}
+
+	async comment(issueId: string, body: string): Promise<void> {
+		await this.call("POST", `/cards/${issueId}/actions/comments`, `commenting on ${issueId}`, {
+			text: body,
+		});
+	}
+
+	async attachLink(issueId: string, url: string, title: string): Promise<void> {
+		const existing = await this.get<{ url: string }[]>(
+			`/cards/${issueId}/attachments`,
+			`reading the attachments of ${issueId}`,
+			{ fields: "url" },
+		);
+		if (existing.some((a) => a.url === url)) return; // a resumed run attaches once
+		await this.call("POST", `/cards/${issueId}/attachments`, `attaching ${url} to ${issueId}`, {
+			url,
+			name: title,
+		});
+	}
+
+	async removeLabel(issueId: string, label: string): Promise<void> {
+		const card = await this.card(issueId, "idBoard,idLabels");
+		const labels = await this.labelsOf(card.idBoard as string);
+		const present = labels.filter((l) => sameName(l.name, label) && card.idLabels?.includes(l.id));
+		// A 404 means the label is already gone.
+		for (const l of present)
+			await this.request(
+				"DELETE",
+				`/cards/${card.id}/idLabels/${l.id}`,
+				`removing label "${label}" from ${card.id}`,
+			);
+	}
+
+	selfActorId(): Promise<string | undefined> {
+		this.memberId ??= this.get<{ id: string }>("/members/me", "reading the token's member", {
+			fields: "id",
+		}).then((m) => m.id);
+		this.memberId.catch(() => {
+			this.memberId = undefined;
+		});
+		return this.memberId;
+	}
+}

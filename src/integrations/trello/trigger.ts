@@ -1,0 +1,76 @@
+import { MARKER_PATTERN } from "../../domain/comments";
+import { sameName } from "../../domain/workflow";
+
+// Trello trigger rules (README › Using it with Trello). Pure: decides from the webhook payload alone.
+
+export interface TrelloWebhook {
+	action?: {
+		id?: string;
+		type?: string;
+		/** When the action happened (ISO 8601). */
+		date?: string;
+		idMemberCreator?: string;
+		data?: {
+			card?: { id?: string; name?: string; shortLink?: string };
+			label?: { id?: string; name?: string };
+			listAfter?: { id?: string; name?: string };
+			listBefore?: { id?: string; name?: string };
+			board?: { id?: string; name?: string };
+			text?: string;
+		};
+	};
+	model?: { id?: string; name?: string };
+}
+
+export interface TrelloRules {
+	label: string;
+	pickFrom: string;
+	/** Board name or id; actions on other boards are ignored. */
+	board?: string;
+}
+
+export type TrelloVerdict =
+	| {
+			trigger: true;
+			cardId: string;
+			cardKey?: string;
+			actorId?: string;
+			why: string;
+	  }
+	| { trigger: false; reason: string };
+
+export function trelloVerdict(payload: TrelloWebhook, rules: TrelloRules): TrelloVerdict {
+	const action = payload.action;
+	if (!action?.type) return { trigger: false, reason: "payload has no action" };
+	const data = action.data ?? {};
+	if (action.type === "commentCard" && MARKER_PATTERN.test(data.text ?? ""))
+		return { trigger: false, reason: "Lisa's own comment (it carries Lisa's marker)" };
+	const card = data.card;
+	const board = data.board;
+	if (rules.board && board && !sameName(board.name, rules.board) && board.id !== rules.board)
+		return { trigger: false, reason: `card is on board "${board.name}", not "${rules.board}"` };
+	const hit = (why: string): TrelloVerdict =>
+		card?.id
+			? {
+					trigger: true,
+					cardId: card.id,
+					cardKey: card.shortLink,
+					actorId: action.idMemberCreator,
+					why,
+				}
+			: { trigger: false, reason: "action has no card" };
+
+	if (action.type === "addLabelToCard")
+		return sameName(data.label?.name, rules.label)
+			? hit(`label "${rules.label}" added`)
+			: { trigger: false, reason: `label "${data.label?.name ?? "?"}" is not "${rules.label}"` };
+	if (action.type === "updateCard" && data.listAfter) {
+		return sameName(data.listAfter.name, rules.pickFrom)
+			? hit(`moved to "${rules.pickFrom}"`)
+			: { trigger: false, reason: `moved to "${data.listAfter.name}", not "${rules.pickFrom}"` };
+	}
+	return {
+		trigger: false,
+		reason: `${action.type} is neither label "${rules.label}" added nor a move into "${rules.pickFrom}"`,
+	};
+}

@@ -1,0 +1,132 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { killAll, processesOfUid } from "../task/sandbox/processes";
+
+// The local launcher's agent users (README › Security): when the stack runs as root, each running
+// step gets a uid of its own from a small pool, so its agent cannot read the task's secrets in
+// /proc, and "every process of the agent's uid" is exactly that step's. A uid is taken with a lock
+// file created exclusively (several stacks on one machine share the pool safely) and given back
+// when the step's task has exited and every process of that uid is gone.
+
+/** The default pool: numeric uids without an account (none is needed), away from people's. */
+export const DEFAULT_AGENT_UIDS = "61000-61063";
+
+export interface UidRange {
+	first: number;
+	last: number;
+}
+
+/**
+ * `LISA_AGENT_UIDS`: `first-last`, or `off` for agents that run as the stack's own user. Unset:
+ * the default pool when the stack runs as root (only root can switch users), else off.
+ */
+export function agentUidRange(
+	value: string | undefined,
+	isRoot = process.getuid?.() === 0,
+): UidRange | undefined {
+	const v = value?.trim();
+	if (v === "off") return undefined;
+	if (!v && !isRoot) return undefined;
+	const m = /^(\d+)-(\d+)$/.exec(v || DEFAULT_AGENT_UIDS);
+	const first = Number(m?.[1]);
+	const last = Number(m?.[2]);
+	if (!m || first < 1 || last < first || last > 2 ** 31 - 2)
+		throw new Error(
+			`LISA_AGENT_UIDS must be "first-last" (non-root uids, e.g. ${DEFAULT_AGENT_UIDS}) or "off", not "${value}"`,
+		);
+	if (!isRoot)
+		throw new Error(
+			`LISA_AGENT_UIDS is set, but only a stack running as root can start agents as other users; unset it (or set it to "off") to run agents as your own user`,
+		);
+	return { first, last };
+}
+
+/** Uids that belong to an account on this machine: never lent to an agent. */
+function accountUids(): Set<number> {
+	try {
+		return new Set(
+			readFileSync("/etc/passwd", "utf8")
+				.split("\n")
+				.map((l) => Number(l.split(":")[2]))
+				.filter(Number.isInteger),
+		);
+	} catch {
+		return new Set();
+	}
+}
+
+function alive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (err) {
+		return (err as NodeJS.ErrnoException).code === "EPERM";
+	}
+}
+
+/** Kills every process of `uid` (what a step's agent left behind). */
+const killUid = (uid: number) => killAll(() => processesOfUid(uid), `processes of uid ${uid}`);
+
+export class AgentUidPool {
+	private readonly locks: string;
+	private readonly taken = new Set<number>();
+
+	constructor(
+		readonly range: UidRange,
+		lockDir = path.join(os.tmpdir(), "lisa-agent-uids"),
+	) {
+		this.locks = lockDir;
+		mkdirSync(this.locks, { recursive: true, mode: 0o700 });
+	}
+
+	/** A free uid of the pool, now this process's; throws when every one is in use. */
+	async take(): Promise<number> {
+		const accounts = accountUids();
+		for (let uid = this.range.first; uid <= this.range.last; uid++) {
+			if (accounts.has(uid) || this.taken.has(uid) || !this.lock(uid)) continue;
+			// A process of the uid outlived a stack that died holding it: it is an agent's leftover.
+			await killUid(uid);
+			this.taken.add(uid);
+			return uid;
+		}
+		throw new Error(
+			`every agent uid of ${this.range.first}-${this.range.last} (LISA_AGENT_UIDS) is in use by a running step; the step is retried when one is free`,
+		);
+	}
+
+	/** Gives a uid back once its processes are gone. */
+	async give(uid: number): Promise<void> {
+		if (!this.taken.delete(uid)) return;
+		await killUid(uid);
+		rmSync(this.lockFile(uid), { force: true });
+	}
+
+	/** Gives every uid back (the stack is stopping). */
+	async giveAll(): Promise<void> {
+		for (const uid of [...this.taken]) await this.give(uid);
+	}
+
+	private lockFile(uid: number): string {
+		return path.join(this.locks, String(uid));
+	}
+
+	/** Takes the uid's lock, or a stale one whose stack has died. */
+	private lock(uid: number): boolean {
+		const file = this.lockFile(uid);
+		for (let tries = 0; tries < 2; tries++) {
+			try {
+				const fd = openSync(file, "wx", 0o600);
+				writeSync(fd, String(process.pid));
+				closeSync(fd);
+				return true;
+			} catch (err) {
+				if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+			}
+			const owner = Number(readFileSync(file, "utf8").trim() || "0");
+			if (owner && alive(owner)) return false;
+			rmSync(file, { force: true });
+		}
+		return false;
+	}
+}

@@ -1,0 +1,175 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import { QUEUES } from "../../infra/config";
+import { createApp } from "../api/app";
+import type { ApiDeps } from "../api/deps";
+import { readSettings, type Settings } from "../config/settings";
+import type { PipelineDeps } from "../pipeline/deps";
+import { eventsHandler, intakeHandler } from "../pipeline/handlers";
+import { type SweepReport, sweep } from "../pipeline/sweeper";
+import { awsClients, createDeps } from "../runtime/deps";
+import { createLogger, type Logger } from "../runtime/log";
+import { AgentUidPool, agentUidRange, type UidRange } from "./agent-users";
+import { LocalLauncher, prepareDataDir } from "./launcher";
+import { Poller } from "./poller";
+import { ensureQueue, ensureTable, startEmbeddedAws } from "./services";
+
+export interface LocalStackOptions {
+	env?: NodeJS.ProcessEnv;
+	log?: Logger;
+	/** How often the sweeper runs (default 30 s). */
+	sweepIntervalMs?: number;
+	/** Seconds before a failed queue message is delivered again (default 30). */
+	visibilityTimeoutSeconds?: number;
+	/** false: serve the API only, without pollers and sweeper (the ingest benchmark). */
+	workers?: boolean;
+}
+
+export interface LocalStack {
+	url: string;
+	/** The admin token of /api/*. */
+	apiToken: string;
+	/** The read-only token of /api/* (dashboards). */
+	readToken: string;
+	settings: Settings;
+	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
+	agentUids?: UidRange;
+	deps: PipelineDeps & ApiDeps;
+	sweep(): Promise<SweepReport>;
+	stop(): Promise<void>;
+}
+
+/** A token given in the environment, else generated once and kept (0600) in the data dir. */
+function token(given: string | undefined, dataDir: string, file: string): string {
+	if (given) return given;
+	const at = path.join(dataDir, file);
+	try {
+		return readFileSync(at, "utf8").trim();
+	} catch {
+		const made = `lisa_${randomBytes(24).toString("base64url")}`;
+		writeFileSync(at, `${made}\n`, { mode: 0o600 });
+		return made;
+	}
+}
+
+/**
+ * The whole local stack (README › Quick start) in one process: dynalite on disk, fauxqs, pollers invoking the Lambda
+ * handlers, the local launcher, the sweeper on a timer, and the Hono app on 127.0.0.1.
+ */
+export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
+	const env = opts.env ?? process.env;
+	const log = opts.log ?? createLogger("lisa", env);
+	const base = readSettings(env);
+	const uidRange = agentUidRange(env.LISA_AGENT_UIDS);
+	mkdirSync(base.dataDir, { recursive: true });
+	const aws = await startEmbeddedAws(path.join(base.dataDir, "dynamodb"));
+	await prepareDataDir(base.dataDir, uidRange).catch(async (err) => {
+		await aws.stop();
+		throw err;
+	});
+
+	let app: Hono | undefined;
+	const server = serve({
+		fetch: (req) => (app ? app.fetch(req) : new Response("starting", { status: 503 })),
+		port: base.port,
+		hostname: "127.0.0.1",
+	});
+	await new Promise<void>((resolve, reject) => {
+		server.once("listening", resolve);
+		server.once("error", reject);
+	});
+	const port = (server.address() as AddressInfo).port;
+	const url = `http://127.0.0.1:${port}`;
+
+	const partial: Settings = {
+		...base,
+		port,
+		publicUrl: base.publicUrl ?? url,
+		dynamoEndpoint: aws.dynamoEndpoint,
+		sqsEndpoint: aws.sqsEndpoint,
+		localAccessKey: aws.accessKey,
+	};
+	const clients = awsClients(partial);
+	await ensureTable(clients.dynamo, partial.tableName);
+	const queueOpts = {
+		visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 30,
+		maxReceiveCount: QUEUES.maxReceiveCount,
+	};
+	const intake = await ensureQueue(clients.sqs, "lisa-intake", queueOpts);
+	const events = await ensureQueue(clients.sqs, "lisa-events", queueOpts);
+	const settings: Settings = {
+		...partial,
+		apiToken: token(partial.apiToken, partial.dataDir, "api-token"),
+		readToken: token(partial.readToken, partial.dataDir, "read-token"),
+		intakeQueueUrl: intake.url,
+		eventsQueueUrl: events.url,
+	};
+
+	const launcher = new LocalLauncher(
+		settings,
+		{ ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+		log,
+		{ uids: uidRange && new AgentUidPool(uidRange) },
+	);
+	const deps = createDeps(settings, { launcher, log });
+	app = createApp(deps);
+
+	const workers = opts.workers !== false;
+	const pollers = workers
+		? [
+				new Poller(clients.sqs, intake.url, intake.arn, intakeHandler(deps), log, settings.region),
+				new Poller(clients.sqs, events.url, events.arn, eventsHandler(deps), log, settings.region),
+			]
+		: [];
+	for (const p of pollers) p.start();
+
+	// fauxqs keeps messages in memory and tasks died with the previous process: re-drive first.
+	let sweeping: Promise<SweepReport> | undefined;
+	const runSweep = (restarted = false) => {
+		sweeping ??= sweep(deps, { restarted }).finally(() => {
+			sweeping = undefined;
+		});
+		return sweeping;
+	};
+	if (workers) {
+		const first = await runSweep(true).catch((err) => {
+			log.error({ err }, "startup sweep failed");
+		});
+		if (first && (first.redriven || first.lost || first.reported))
+			log.info(first, "re-drove runs left unfinished by the previous start");
+	}
+	const timer = workers
+		? setInterval(() => {
+				runSweep().catch((err) => log.error({ err }, "sweep failed"));
+			}, opts.sweepIntervalMs ?? 30_000)
+		: undefined;
+	timer?.unref();
+
+	let stopped = false;
+	return {
+		url,
+		apiToken: settings.apiToken as string,
+		readToken: settings.readToken as string,
+		settings,
+		agentUids: uidRange,
+		deps,
+		sweep: () => runSweep(),
+		async stop() {
+			if (stopped) return;
+			stopped = true;
+			if (timer) clearInterval(timer);
+			await Promise.all(pollers.map((p) => p.stop()));
+			await sweeping?.catch(() => {});
+			await launcher.stopAll();
+			await new Promise<void>((resolve) => {
+				server.close(() => resolve());
+				if ("closeAllConnections" in server) server.closeAllConnections();
+			});
+			await aws.stop();
+		},
+	};
+}

@@ -1,0 +1,21 @@
+import type { ConfigState } from "../config/load";
+import type { SourceName } from "../config/schema";
+import type { Source } from "../integrations/tracker";
+import type { Launcher } from "../launcher/launcher";
+import type { Queue } from "../queue/sqs";
+import type { Logger } from "../runtime/log";
+import type { DynamoStore } from "../store/dynamo";
+
+/** Everything the intake, events and sweeper handlers use; built once per process. */
+export interface PipelineDeps {
+	store: DynamoStore;
+	queue: Queue;
+	launcher: Launcher;
+	/** Throws NotConfigured when the source has no credentials. */
+	tracker(source: SourceName): Source;
+	config(): ConfigState;
+	log: Logger;
+	now(): Date;
+	/** The run's page on the dashboard (also reachable through the API). */
+	runUrl(runId: string): string;
+}

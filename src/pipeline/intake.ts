@@ -1,0 +1,282 @@
+import { ulid } from "ulid";
+import type { LisaConfig } from "../config/schema";
+import { holdsIssue } from "../domain/issue-lock";
+import { cancelPatch, failPatch } from "../domain/progress";
+import { whyNotQualifying, whySessionNotLive } from "../domain/qualify";
+import { type IssueSnapshot, newRun, newStep, pickRepo, planStep, type Run } from "../domain/run";
+import { isTerminalRun, nextRunStatus } from "../domain/states";
+import { workflowStates } from "../domain/workflow";
+import { NotConfigured, type SourceIssue, TrackerError } from "../integrations/tracker";
+import type { RunRequested } from "../queue/messages";
+import type { PipelineDeps } from "./deps";
+import { finalize } from "./finalize";
+import { mutate, note } from "./mutate";
+import { acknowledgeSession, recordProgress, reportStart } from "./report";
+import { claimLaunch, startTask } from "./steps";
+
+const MAX_DESCRIPTION = 64 * 1024;
+
+/**
+ * `run.requested`: create the run, fetch the issue, check that a webhook's issue still waits for
+ * Lisa, take the issue's lock, snapshot the config, take a run slot, move the issue to in_progress
+ * and launch the first step (the planning step with several repos). Every stage is idempotent, so
+ * a redelivered message resumes where it stopped.
+ */
+export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested): Promise<void> {
+	const runId = msg.runId ?? ulid();
+	let run = await ensureRun(deps, runId, msg);
+	if (isTerminalRun(run.status)) return finalize(deps, runId);
+
+	if (!run.config) {
+		const prepared = await prepare(deps, run);
+		if (!prepared) return finalize(deps, runId);
+		run = prepared;
+	}
+	if (run.status === "queued" || isTerminalRun(run.status)) return finalize(deps, runId);
+	// Said in prepare already, unless posting it failed there.
+	run = await acknowledgeSession(deps, run);
+
+	if (!run.tracker.started) run = await markStarted(deps, run);
+	if (!run.tracker.startComment) run = await reportStart(deps, run);
+
+	const claimed = await claimLaunch(deps, runId, 0);
+	if (claimed) await startTask(deps, claimed, 0);
+}
+
+async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): Promise<Run> {
+	const existing = await deps.store.getRun(runId);
+	if (existing) return existing;
+	const run = newRun({
+		runId,
+		source: msg.source,
+		issueId: msg.issueId,
+		issueKey: msg.issueKey,
+		trigger: msg.trigger,
+		deliveryId: msg.deliveryId,
+		agentSessionId: msg.agentSessionId,
+		now: deps.now().toISOString(),
+	});
+	if (await deps.store.createRun(run)) {
+		await note(
+			deps,
+			runId,
+			"run.requested",
+			`run requested by ${msg.trigger} for ${msg.issueKey ?? msg.issueId}`,
+			{
+				data: {
+					trigger: msg.trigger,
+					deliveryId: msg.deliveryId,
+					retryOf: msg.retryOf,
+					agentSessionId: msg.agentSessionId,
+				},
+			},
+		);
+		return run;
+	}
+	return (await deps.store.getRun(runId)) ?? run;
+}
+
+async function fail(deps: PipelineDeps, runId: string, reason: string): Promise<undefined> {
+	const now = deps.now().toISOString();
+	await mutate(deps, runId, (r) =>
+		isTerminalRun(r.status) ? {} : { patch: failPatch(r, now, reason) },
+	);
+	await note(deps, runId, "run.failed", reason);
+	return undefined;
+}
+
+/** Resolves config, issue, lock and steps; returns the running run, or undefined when it ended. */
+async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
+	const state = deps.config();
+	if (state.status === "missing")
+		return fail(deps, run.runId, `no config: create ${state.file} (see README › Config)`);
+	if (state.status === "invalid") return fail(deps, run.runId, state.error.message);
+	const config = state.config;
+
+	let found: SourceIssue;
+	try {
+		found = await deps.tracker(run.source).fetchIssue(run.issueKey ?? run.issueId);
+	} catch (err) {
+		if (err instanceof NotConfigured) return fail(deps, run.runId, err.message);
+		if (err instanceof TrackerError && !err.transient) return fail(deps, run.runId, err.message);
+		throw err; // transient: the message is redelivered
+	}
+	const issue: IssueSnapshot = {
+		id: found.id,
+		key: found.key,
+		title: found.title,
+		description: found.description.slice(0, MAX_DESCRIPTION),
+		url: found.url,
+		teamId: found.teamId,
+	};
+
+	// Before anything reaches the tracker: a webhook's run stands only while its issue (or agent
+	// session) still waits for Lisa. API, retry and poll runs were asked for explicitly.
+	if (run.trigger === "webhook") {
+		const why = await whyUnwanted(deps, run, found, config);
+		if (why) return cancelUnwanted(deps, run, issue, why);
+	}
+	// Linear shows an agent as unresponsive without an activity within 10 s: answer before waiting
+	// for the issue's lock or a slot.
+	run = await acknowledgeSession(deps, run);
+
+	const lock = await deps.store.acquireIssueLock(run.source, issue.id, run.runId);
+	if (!lock.acquired) {
+		const holder = await deps.store.getRun(lock.holder);
+		const retaken = holdsIssue(holder, deps.now())
+			? false
+			: (await deps.store.acquireIssueLock(run.source, issue.id, run.runId, lock.holder)).acquired;
+		if (!retaken) {
+			// A finished run whose tracker updates are pending keeps the issue: this one waits, so
+			// the old run's last status change and comment never land on top of the new run.
+			if (holder && isTerminalRun(holder.status))
+				return waitQueued(
+					deps,
+					run.runId,
+					`waiting for the issue's previous run ${holder.runId} (${holder.status}) to finish updating the tracker`,
+				);
+			const now = deps.now().toISOString();
+			const reason = `issue ${issue.key ?? issue.id} already has an active run (${lock.holder})`;
+			await mutate(deps, run.runId, (r) => {
+				if (isTerminalRun(r.status)) return {};
+				const cancel = cancelPatch(r, now, reason);
+				// The other run owns the issue: this one leaves the tracker alone.
+				return {
+					patch: { ...cancel, set: { ...cancel.set, issueId: issue.id, tracker: { skip: true } } },
+				};
+			});
+			await note(deps, run.runId, "run.cancelled", reason, { data: { activeRun: lock.holder } });
+			return undefined;
+		}
+	}
+
+	// At most limits.max_concurrent_runs runs work at once. Without a slot the run stays queued
+	// (keeping the issue's lock); the next run to finish, or the sweeper, sends its request again.
+	const max = config.limits.max_concurrent_runs;
+	const slot = await deps.store.acquireRunSlot(run.runId, max);
+	if (!slot.acquired)
+		return waitQueued(
+			deps,
+			run.runId,
+			`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
+		);
+
+	// Several repos: an agent plans which of them change, in what order (README › Multi-repo runs). One repo:
+	// straight to work.
+	const planning = config.repos.length > 1;
+	const first = planning ? planStep(0) : newStep(0, pickRepo(config, issue.title).name);
+	const res = await mutate(deps, run.runId, (r) => {
+		if (r.status !== "queued" || r.config) return {};
+		return {
+			patch: {
+				set: {
+					status: nextRunStatus(r.status, planning ? "plan" : "start"),
+					issueId: issue.id,
+					issueKey: issue.key,
+					title: issue.title,
+					url: issue.url,
+					issue,
+					config,
+				},
+				appendSteps: [first],
+			},
+		};
+	});
+	const what = `${issue.key ?? issue.id} "${issue.title}"`;
+	if (res?.changed)
+		await (planning
+			? note(
+					deps,
+					run.runId,
+					"run.planning",
+					`planning ${what} across ${config.repos.map((r) => r.name).join(", ")}`,
+				)
+			: note(deps, run.runId, "run.started", `working on ${what} in ${first.repo}`));
+	return res?.run;
+}
+
+/** Why a webhook's run no longer has anything to do, or undefined when its issue still waits. */
+async function whyUnwanted(
+	deps: PipelineDeps,
+	run: Run,
+	issue: SourceIssue,
+	config: LisaConfig,
+): Promise<string | undefined> {
+	if (!run.agentSessionId) return whyNotQualifying(run.source, issue, config.source_config);
+	const sessions = deps.tracker(run.source).sessions;
+	if (sessions) {
+		try {
+			const why = whySessionNotLive(await sessions.state(run.agentSessionId));
+			if (why) return why;
+		} catch (err) {
+			if (err instanceof TrackerError && !err.transient)
+				return `its agent session could not be read: ${err.message}`;
+			throw err;
+		}
+	}
+	// One run per session: the tracker's retry of a delegation (a new delivery) is not a new request.
+	const earlier = (await deps.store.runsOfIssue(run.source, issue.id)).find(
+		(r) => r.agentSessionId === run.agentSessionId && r.runId < run.runId,
+	);
+	return earlier ? `its agent session already has run ${earlier.runId}` : undefined;
+}
+
+/**
+ * Cancels a webhook's run whose issue no longer waits for Lisa (a replayed or late delivery), or
+ * already has an active run. Nothing of it reaches the tracker, not even its agent session.
+ */
+async function cancelUnwanted(
+	deps: PipelineDeps,
+	run: Run,
+	issue: IssueSnapshot,
+	why: string,
+): Promise<undefined> {
+	const name = issue.key ?? issue.id;
+	const holder = await deps.store.issueLockHolder(run.source, issue.id);
+	const other = holder && holder !== run.runId ? await deps.store.getRun(holder) : undefined;
+	const active = other && !isTerminalRun(other.status) ? other : undefined;
+	const reason = active
+		? `issue ${name} already has an active run (${active.runId})`
+		: `issue ${name} no longer waits for Lisa: ${why}`;
+	const now = deps.now().toISOString();
+	await mutate(deps, run.runId, (r) => {
+		if (isTerminalRun(r.status)) return {};
+		const cancel = cancelPatch(r, now, reason);
+		return {
+			patch: {
+				...cancel,
+				set: { ...cancel.set, issueId: issue.id, tracker: { skip: true, untouched: true } },
+			},
+		};
+	});
+	await note(deps, run.runId, "run.cancelled", reason, {
+		data: { notWaiting: why, ...(active ? { activeRun: active.runId } : {}) },
+	});
+	return undefined;
+}
+
+/** Leaves the run queued for the sweeper (or a finishing run) to send its request again; said once. */
+async function waitQueued(deps: PipelineDeps, runId: string, why: string): Promise<undefined> {
+	const waiting = await mutate(deps, runId, (r) =>
+		r.status !== "queued" || r.waitingSince
+			? {}
+			: { patch: { set: { waitingSince: deps.now().toISOString() } } },
+	);
+	if (waiting?.changed) await note(deps, runId, "run.waiting", why);
+	return undefined;
+}
+
+async function markStarted(deps: PipelineDeps, run: Run): Promise<Run> {
+	const sc = run.config?.source_config;
+	if (sc && run.issue) {
+		try {
+			await deps.tracker(run.source).moveTo(run.issue.id, sc.in_progress, workflowStates(sc));
+			await note(deps, run.runId, "tracker.moved", `issue moved to "${sc.in_progress}"`);
+		} catch (err) {
+			if (err instanceof TrackerError && err.transient) throw err;
+			// A wrong state name must not block the work; it is visible on the run.
+			await note(deps, run.runId, "tracker.error", (err as Error).message);
+		}
+	}
+	return (await recordProgress(deps, run.runId, { started: true })) ?? run;
+}

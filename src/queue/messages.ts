@@ -1,0 +1,106 @@
+import { z } from "zod";
+import { SOURCES } from "../config/schema";
+import { issueRefSchema, runIdSchema } from "../domain/ids";
+import { planSchema } from "../domain/plan";
+import { TRIGGERS } from "../domain/run";
+import { attemptUsageSchema } from "../domain/usage";
+
+// Queue messages (README › How a run works). Every message is validated on both ends. Run ids are ULIDs and
+// issue ids, keys and the trackers' other ids are bounded printable text (src/domain/ids.ts):
+// an id that could not be a store key, a path or a log line never gets into a message.
+
+/** A link shown to people (dashboard, tracker): http(s) only, never javascript: or data:. */
+const webUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+
+export const runRequestedSchema = z.object({
+	type: z.literal("run.requested"),
+	source: z.enum(SOURCES),
+	issueId: issueRefSchema,
+	issueKey: issueRefSchema.optional(),
+	trigger: z.enum(TRIGGERS),
+	/** The tracker's own id of the webhook delivery (informational). */
+	deliveryId: issueRefSchema.optional(),
+	requestedAt: z.string(),
+	/** Chosen by the sender so a redelivered message resumes the same run. */
+	runId: runIdSchema.optional(),
+	/** For `retry`: the run this one retries. */
+	retryOf: runIdSchema.optional(),
+	/** The Linear agent session that asked for the run (the issue was delegated to Lisa). */
+	agentSessionId: issueRefSchema.optional(),
+});
+export type RunRequested = z.infer<typeof runRequestedSchema>;
+
+export const stepFinishedSchema = z.object({
+	type: z.literal("step.finished"),
+	runId: runIdSchema,
+	stepIndex: z.number().int().min(0),
+	attempt: z.number().int().min(1),
+	outcome: z.enum(["succeeded", "failed"]),
+	branch: z.string().optional(),
+	prUrl: webUrl.optional(),
+	error: z.string().optional(),
+	transient: z.boolean().optional(),
+	provider: z.string().optional(),
+	/** A planning step's plan (checked again by the handler against the run's config). */
+	plan: planSchema.optional(),
+	/** What the attempt's agents used. */
+	usage: attemptUsageSchema.optional(),
+});
+export type StepFinished = z.infer<typeof stepFinishedSchema>;
+
+/** A retry's backoff is over: launch the attempt (sent delayed by the events handler). */
+export const stepLaunchSchema = z.object({
+	type: z.literal("step.launch"),
+	runId: runIdSchema,
+	stepIndex: z.number().int().min(0),
+	attempt: z.number().int().min(2),
+});
+export type StepLaunch = z.infer<typeof stepLaunchSchema>;
+
+/** Sent by the API so that only the pipeline handlers write a run's status. */
+export const cancelRequestedSchema = z.object({
+	type: z.literal("run.cancel"),
+	runId: runIdSchema,
+	reason: z.string(),
+	requestedAt: z.string(),
+});
+export type CancelRequested = z.infer<typeof cancelRequestedSchema>;
+
+/** The longest follow-up a message carries: what the run keeps of it. */
+export const MAX_SESSION_PROMPT = 4 * 1024;
+
+/** A follow-up written in a run's Linear agent session. */
+export const sessionPromptedSchema = z.object({
+	type: z.literal("session.prompted"),
+	runId: runIdSchema,
+	activityId: issueRefSchema,
+	body: z.string().max(MAX_SESSION_PROMPT),
+	author: z.string().max(256).optional(),
+	requestedAt: z.string(),
+});
+export type SessionPrompted = z.infer<typeof sessionPromptedSchema>;
+
+/** One of a run's pull requests was closed, merged or not (GitHub's `pull_request` webhook). */
+export const pullRequestClosedSchema = z.object({
+	type: z.literal("pr.closed"),
+	runId: runIdSchema,
+	prUrl: webUrl,
+	merged: z.boolean(),
+	at: z.string(),
+	by: z.string().optional(),
+	mergeCommitSha: z.string().optional(),
+});
+export type PullRequestClosedMessage = z.infer<typeof pullRequestClosedSchema>;
+
+export const eventMessageSchema = z.discriminatedUnion("type", [
+	stepFinishedSchema,
+	stepLaunchSchema,
+	cancelRequestedSchema,
+	sessionPromptedSchema,
+	pullRequestClosedSchema,
+]);
+export type EventMessage = z.infer<typeof eventMessageSchema>;
+
+export const QUEUES = { intake: runRequestedSchema, events: eventMessageSchema } as const;
+export type QueueName = keyof typeof QUEUES;
+export type MessageOf<Q extends QueueName> = z.infer<(typeof QUEUES)[Q]>;

@@ -1,0 +1,113 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { ApiDeps } from "../api/deps";
+import { cachedConfig } from "../config/cached";
+import type { ConfigState } from "../config/load";
+import type { SourceName } from "../config/schema";
+import type { Settings } from "../config/settings";
+import { newRunId } from "../domain/ids";
+import { gitHubIssuesRepo } from "../domain/workflow";
+import { GitHubTracker } from "../integrations/github/issues";
+import { LinearTracker } from "../integrations/linear/client";
+import { NotConfigured, type Source } from "../integrations/tracker";
+import { TrelloTracker } from "../integrations/trello/client";
+import type { Launcher } from "../launcher/launcher";
+import type { PipelineDeps } from "../pipeline/deps";
+import { SqsQueue } from "../queue/sqs";
+import { DynamoStore } from "../store/dynamo";
+import { createLogger, type Logger } from "./log";
+
+// Wiring: the same adapters for Lambda and the local stack; only the endpoints and launcher differ.
+
+export function awsClients(settings: Settings) {
+	const local = settings.dynamoEndpoint || settings.sqsEndpoint;
+	// The embedded stack accepts only its own access key; AWS uses the default provider chain.
+	const key = settings.localAccessKey ?? "local";
+	const credentials = local ? { accessKeyId: key, secretAccessKey: key } : undefined;
+	const dynamo = new DynamoDBClient({
+		region: settings.region,
+		endpoint: settings.dynamoEndpoint,
+		credentials,
+	});
+	const doc = DynamoDBDocumentClient.from(dynamo, {
+		marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+	});
+	const sqs = new SQSClient({
+		region: settings.region,
+		endpoint: settings.sqsEndpoint,
+		credentials,
+	});
+	return { dynamo, doc, sqs };
+}
+
+/** The store and queue adapters: all a task needs, and the base of the handlers' wiring. */
+export function storeAndQueue(settings: Settings): { store: DynamoStore; queue: SqsQueue } {
+	const { doc, sqs } = awsClients(settings);
+	return {
+		store: new DynamoStore(doc, settings.tableName),
+		queue: new SqsQueue(sqs, { intake: settings.intakeQueueUrl, events: settings.eventsQueueUrl }),
+	};
+}
+
+/** One adapter per source, made on first use; NotConfigured when its credentials are missing. */
+export function trackerFactory(
+	settings: Settings,
+	config: () => ConfigState,
+): (source: SourceName) => Source {
+	const made = new Map<SourceName, Source>();
+	const make = (source: SourceName): Source => {
+		switch (source) {
+			case "linear":
+				if (!settings.linear.apiKey) throw new NotConfigured("LINEAR_API_KEY is not set");
+				return LinearTracker.fromEnv(settings.linear.apiKey, settings.linear.apiUrl);
+			case "trello": {
+				const { apiKey, token, apiUrl } = settings.trello;
+				if (!apiKey || !token)
+					throw new NotConfigured("TRELLO_API_KEY and TRELLO_TOKEN must be set");
+				return new TrelloTracker({ apiKey, token }, apiUrl);
+			}
+			case "github": {
+				if (!settings.github.token) throw new NotConfigured("GITHUB_TOKEN is not set");
+				return GitHubTracker.fromEnv(settings.github.token, settings.github.apiUrl, {
+					botLogin: settings.github.botLogin,
+					defaultRepo: () => {
+						const state = config();
+						return state.status === "ok" ? gitHubIssuesRepo(state.config) : undefined;
+					},
+				});
+			}
+		}
+	};
+	return (source) => {
+		let tracker = made.get(source);
+		if (!tracker) {
+			tracker = make(source);
+			made.set(source, tracker);
+		}
+		return tracker;
+	};
+}
+
+export function baseUrl(settings: Settings): string {
+	return settings.publicUrl ?? `http://127.0.0.1:${settings.port}`;
+}
+
+export function createDeps(
+	settings: Settings,
+	opts: { launcher: Launcher; log?: Logger },
+): PipelineDeps & ApiDeps {
+	const base = baseUrl(settings);
+	const config = cachedConfig(settings.configPath);
+	return {
+		settings,
+		...storeAndQueue(settings),
+		launcher: opts.launcher,
+		tracker: trackerFactory(settings, config),
+		config,
+		log: opts.log ?? createLogger("lisa"),
+		now: () => new Date(),
+		newRunId: () => newRunId(),
+		runUrl: (runId) => `${base}/runs/${runId}`,
+	};
+}

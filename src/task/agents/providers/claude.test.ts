@@ -1,0 +1,183 @@
+// The real, pinned Claude Code run through Lisa's provider against a scripted Anthropic Messages API
+// on 127.0.0.1: the argv, the environment allow-list, the reading of its stream-json output, as root
+// and as the agent's own user.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+	type AnthropicDouble,
+	type AnthropicReply,
+	startAnthropicDouble,
+} from "../../../../test/doubles/models/anthropic";
+import {
+	AS_ROOT,
+	type CliSandbox,
+	cliSandbox,
+	TEST_FINAL as FINAL,
+	TEST_MANIFEST as MANIFEST,
+	startTrapProxy,
+	type TrapProxy,
+} from "../../../../test/support/agent-cli";
+
+const MODEL = "claude-sonnet-4-5";
+
+/** What a model does for the issue: write the file, commit it, write the manifest, answer. */
+const implementTurns = (repo: string): AnthropicReply[] => [
+	{
+		text: "I'll add the greeting.",
+		tools: [
+			{
+				name: "Write",
+				input: { file_path: path.join(repo, "greeting.txt"), content: "Hello, Lisa!\n" },
+			},
+		],
+	},
+	{
+		tools: [
+			{
+				name: "Bash",
+				input: {
+					command: `git add greeting.txt && git commit -q -m '${MANIFEST.commitMessage}' && echo "uid=$(id -u) sandbox=\${IS_SANDBOX:-none}"`,
+					description: "Commit the greeting",
+				},
+			},
+		],
+	},
+	{
+		tools: [
+			{
+				name: "Write",
+				input: {
+					file_path: path.join(repo, ".lisa-manifest.json"),
+					content: JSON.stringify(MANIFEST),
+				},
+			},
+		],
+	},
+	{ text: FINAL },
+];
+
+let api: AnthropicDouble;
+let proxy: TrapProxy;
+let sandbox: CliSandbox | undefined;
+beforeAll(async () => {
+	api = await startAnthropicDouble();
+	proxy = await startTrapProxy();
+});
+afterAll(async () => {
+	await api.stop();
+	await proxy.stop();
+});
+afterEach(async () => {
+	await sandbox?.cleanup();
+	sandbox = undefined;
+	api.reset();
+});
+
+/** Runs claude as the task does, with a proxy that catches any request leaving loopback. */
+const run = (sb: CliSandbox, prompt: string, vars: NodeJS.ProcessEnv = {}) =>
+	sb.run(
+		"claude",
+		prompt,
+		{ ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: api.apiKey, ...vars },
+		{ model: MODEL, proxy: proxy.url },
+	);
+
+async function implementsTheIssue(asAgentUser: boolean) {
+	sandbox = await cliSandbox({ asAgentUser });
+	api.script(...implementTurns(sandbox.repo));
+	const prompt = "--- Implement ENG-7: add a greeting file, commit it and write the manifest.";
+	const r = await run(sandbox, prompt);
+
+	expect(r.exitCode, r.output).toBe(0);
+	expect(r.ok).toBe(true);
+	expect(r.timedOut).toBe(false);
+	expect(await sandbox.commits()).toEqual([MANIFEST.commitMessage]);
+	expect(await readFile(path.join(sandbox.repo, "greeting.txt"), "utf8")).toBe("Hello, Lisa!\n");
+	expect(await sandbox.manifest()).toEqual(MANIFEST);
+
+	// The model saw the key, the prompt (a leading `-` and all), the model flag and every tool result.
+	expect(api.turns).toHaveLength(4);
+	expect(api.requests.every((q) => q.apiKey === api.apiKey && q.path === "/v1/messages")).toBe(
+		true,
+	);
+	expect(api.turns.every((q) => q.model === MODEL && q.stream)).toBe(true);
+	expect(JSON.stringify(api.turns[0]?.messages)).toContain(prompt);
+	const results = api.turns
+		.slice(1)
+		.map((q) => q.messages.flatMap((m) => m.content).findLast((b) => b.type === "tool_result"));
+	expect(results.map((b) => b !== undefined && b.is_error !== true)).toEqual([true, true, true]);
+	// The CLI is told it runs in a sandbox only as root: the agent user keeps the root check.
+	expect(JSON.stringify(results[1]?.content)).toContain(
+		asAgentUser ? `uid=${sandbox.user?.uid} sandbox=none` : "uid=0 sandbox=1",
+	);
+
+	// The report is what the server sent: four turns of the double's usage each.
+	const u = api.usage;
+	expect(r.report).toMatchObject({
+		finalMessage: FINAL,
+		turns: 4,
+		usage: {
+			inputTokens: 4 * u.input_tokens,
+			outputTokens: 4 * u.output_tokens,
+			cacheReadTokens: 4 * u.cache_read_input_tokens,
+			cacheWriteTokens: 4 * u.cache_creation_input_tokens,
+		},
+	});
+	expect(r.report?.usage?.costUsd).toBeGreaterThan(0);
+	expect(r.report?.error).toBeUndefined();
+
+	// Readable output: the messages and one line per tool call, never the raw events.
+	expect(r.shown).toContain(FINAL);
+	expect(r.shown).toContain("→ Bash git add greeting.txt");
+	expect(r.shown).toContain("→ Write ");
+	expect(r.shown).not.toContain('{"type"');
+	expect(r.shown).not.toContain(api.apiKey);
+
+	// Nothing but the model's endpoint was contacted.
+	expect(proxy.seen).toEqual([]);
+}
+
+describe("claude (the real CLI against a scripted Anthropic API)", () => {
+	it("implements the issue as root: committed on Lisa's branch, manifest written, usage reported", async () => {
+		await implementsTheIssue(false);
+	});
+
+	it.runIf(AS_ROOT)("implements the issue as the agent's own user", async () => {
+		await implementsTheIssue(true);
+	});
+
+	it.each([
+		{ status: 429, kind: "rate_limit", transient: true },
+		{ status: 529, kind: "overloaded", transient: true },
+		{ status: 401, kind: "auth", transient: false },
+	])(
+		"an API error $status ends as $kind from the CLI's structured result",
+		async ({ status, kind, transient }) => {
+			sandbox = await cliSandbox();
+			api.script({ status }, { status }, { status });
+			// One retry, so the test is quick; production keeps the CLI's own retries.
+			const r = await run(sandbox, "Add a greeting.", { CLAUDE_CODE_MAX_RETRIES: "1" });
+
+			expect(r.ok).toBe(false);
+			expect(r.report?.error?.kind, r.output).toBe(kind);
+			expect(r.transient).toBe(transient);
+			expect(api.turns).toHaveLength(2);
+			expect(r.shown).toContain("claude failed: ");
+			expect(r.shown).not.toContain('{"type"');
+			expect(await sandbox.commits()).toEqual([]);
+			expect(proxy.seen).toEqual([]);
+		},
+	);
+
+	it("a server that cannot be reached is a network error", async () => {
+		sandbox = await cliSandbox();
+		const r = await run(sandbox, "Add a greeting.", {
+			ANTHROPIC_BASE_URL: proxy.url.replace(/:\d+$/, ":9"),
+			CLAUDE_CODE_MAX_RETRIES: "0",
+		});
+		expect(r.ok).toBe(false);
+		expect(r.report?.error?.kind).toBe("network");
+		expect(r.transient).toBe(true);
+	});
+});

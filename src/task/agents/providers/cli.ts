@@ -1,0 +1,136 @@
+import { chown, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { ProviderName } from "../../../config/schema";
+import type { AgentUser } from "../../sandbox/identity";
+import { runProcess } from "../../sandbox/process";
+import { promptFilePointer } from "../../steps/prompt";
+import {
+	type AgentErrorKind,
+	type AgentReport,
+	type AgentResult,
+	type AgentRunOptions,
+	MAX_PROMPT_ARG_BYTES,
+	type Provider,
+	TRANSIENT_ERROR_KINDS,
+} from "./provider";
+
+/** Reads a CLI's machine-readable output (JSON lines on stdout) while it runs. */
+export interface OutputReader {
+	/** One line of stdout: the readable text to show and keep for it, if any. */
+	line(line: string): string | undefined;
+	/** Once the CLI has exited: what it reported (gemini's exit code is its API error's status). */
+	report(exit?: { code: number | null }): AgentReport;
+}
+
+/** One agent CLI: its program, the argv Lisa runs it with, and how its output reads. */
+export interface CliSpec {
+	name: ProviderName;
+	bin: string;
+	argv(prompt: string, opts: AgentRunOptions): string[];
+	reader(): OutputReader;
+	/**
+	 * Settings the CLI needs before a run, written where only this run reads them (its home or the
+	 * scratch directory); returns the variables that point the CLI at them.
+	 */
+	prepare?(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv>;
+	/** Claude Code can create and manage its own worktree (README › Providers and models). */
+	nativeWorktree?: boolean;
+	/** The argv that prints the help listing the flags `argv` uses (checked by `cliFlagCheck`). */
+	help: string[];
+}
+
+/**
+ * An agent CLI run as `<bin> <argv…>` (README › Providers and models): spawned without a shell,
+ * stdin closed, in its own process group, in its machine-readable mode. A prompt too long for one
+ * argument goes into a file outside the worktree and the agent is told to read it: never cut.
+ */
+export class CliProvider implements Provider {
+	readonly name: ProviderName;
+	readonly supportsNativeWorktree: boolean;
+
+	constructor(readonly spec: CliSpec) {
+		this.name = spec.name;
+		this.supportsNativeWorktree = spec.nativeWorktree === true;
+	}
+
+	async isAvailable(env: NodeJS.ProcessEnv, _model?: string, user?: AgentUser): Promise<boolean> {
+		const r = await runProcess(this.spec.bin, ["--version"], {
+			cwd: user?.home ?? process.cwd(),
+			env,
+			timeoutMs: 30_000,
+			user,
+		});
+		return r.code === 0;
+	}
+
+	async run(prompt: string, opts: AgentRunOptions): Promise<AgentResult> {
+		const bytes = Buffer.byteLength(prompt);
+		const file =
+			bytes > MAX_PROMPT_ARG_BYTES
+				? path.join(opts.scratchDir, `prompt-${this.name}-${Date.now()}.md`)
+				: undefined;
+		if (file) {
+			// "wx": never through something already at that name in the agent's directory.
+			await writeFile(file, prompt, { mode: 0o600, flag: "wx" });
+			if (opts.user) await chown(file, opts.user.uid, opts.user.gid);
+		}
+		const reader = this.spec.reader();
+		try {
+			const env = { ...opts.env, ...(await this.spec.prepare?.(opts)) };
+			const r = await runProcess(
+				this.spec.bin,
+				this.spec.argv(file ? promptFilePointer(file, bytes) : prompt, opts),
+				{
+					cwd: opts.cwd,
+					env,
+					timeoutMs: opts.timeoutMs,
+					onOutput: opts.onOutput,
+					signal: opts.signal,
+					user: opts.user,
+					stdoutLines: (line) => reader.line(line),
+				},
+			);
+			const report = reader.report({ code: r.code });
+			const notFound = r.error?.includes("ENOENT")
+				? `${this.spec.bin}: command not found (not installed or not in PATH)\n`
+				: "";
+			const failed = report.error
+				? `${this.name} reported ${report.error.kind}: ${report.error.message}\n`
+				: "";
+			return {
+				ok: r.code === 0 && !r.timedOut && !report.error,
+				output: `${notFound}${r.error && !notFound ? `${r.error}\n` : ""}${r.output}${failed}`,
+				exitCode: r.code,
+				signal: r.signal,
+				timedOut: r.timedOut,
+				transient: report.error ? TRANSIENT_ERROR_KINDS.includes(report.error.kind) : undefined,
+				report,
+			};
+		} finally {
+			if (file) await rm(file, { force: true });
+		}
+	}
+}
+
+/** `[flag, model]` when the spec names a model. */
+export const modelArgs = (opts: AgentRunOptions, flag: string): string[] =>
+	opts.model ? [flag, opts.model] : [];
+
+/**
+ * The error kind an API's HTTP status stands for, where the CLI reports only the status: the next
+ * model is worth trying after a rate limit, a server error or a missing model.
+ */
+export function statusKind(status: number): AgentErrorKind | undefined {
+	if (status === 429) return "rate_limit";
+	if (status === 401 || status === 403) return "auth";
+	if (status === 404) return "model_not_found";
+	if (status >= 500) return "overloaded";
+	if (status >= 400) return "invalid_request";
+	return undefined;
+}
+
+/** A reader for a CLI without a machine-readable mode: every line is shown as it is. */
+export const plainReader = (): OutputReader => ({
+	line: (line) => line,
+	report: () => ({}),
+});

@@ -1,0 +1,280 @@
+// The real pinned OpenCode CLI, run through Lisa's provider against a scripted local OpenAI-compatible
+// chat endpoint: the argv, the settings `prepare` gives, the environment allow-list and the reading
+// of `opencode run --format json` are the production ones.
+
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+	type OpenAiChatDouble,
+	startOpenAiChatDouble,
+	textOf,
+	toolResults,
+} from "../../../../test/doubles/models/openai-chat";
+import {
+	AS_ROOT,
+	type CliSandbox,
+	cliSandbox,
+	TEST_FINAL as FINAL,
+	TEST_MANIFEST as MANIFEST,
+	startTrapProxy,
+	type TrapProxy,
+} from "../../../../test/support/agent-cli";
+import { MANIFEST_FILE } from "../../steps/prompt";
+import { opencodeReader } from "./opencode";
+import { MAX_PROMPT_ARG_BYTES } from "./provider";
+
+// Quotes, a flag-like word, double spaces and a new line: `run` must pass it on unchanged.
+const PROMPT =
+	'Implement ENG-7: add greeting.txt saying "hello",  commit it\nand write the manifest --force -m x.';
+const MODEL = "lisa/test-coder-1";
+
+/** Runs opencode against the double, with a proxy that catches any request leaving loopback. */
+const run = (sandbox: CliSandbox, model: OpenAiChatDouble, prompt: string, trap: { url: string }) =>
+	sandbox.run(
+		"opencode",
+		prompt,
+		{ OPENCODE_LISA_BASE_URL: model.url, OPENCODE_LISA_API_KEY: model.apiKey },
+		{ model: MODEL, proxy: trap.url },
+	);
+
+const USAGE = [
+	{ prompt_tokens: 1200, completion_tokens: 80, cached_tokens: 0 },
+	{ prompt_tokens: 1500, completion_tokens: 40, cached_tokens: 1000 },
+	{ prompt_tokens: 1700, completion_tokens: 60, cached_tokens: 1200 },
+	{ prompt_tokens: 1900, completion_tokens: 20, cached_tokens: 1500 },
+];
+
+async function expectSuccess(sandbox: CliSandbox, model: OpenAiChatDouble, trap: TrapProxy) {
+	model.script(
+		{
+			text: "I'll add the file.",
+			tools: [
+				{
+					name: "write",
+					arguments: { filePath: path.join(sandbox.repo, "greeting.txt"), content: "hello\n" },
+				},
+			],
+			usage: USAGE[0],
+		},
+		{
+			tools: [
+				{
+					name: "bash",
+					arguments: { command: "git add greeting.txt && git commit -q -m 'feat: add greeting'" },
+				},
+			],
+			usage: USAGE[1],
+		},
+		{
+			tools: [
+				{
+					name: "write",
+					arguments: {
+						filePath: path.join(sandbox.repo, MANIFEST_FILE),
+						content: JSON.stringify(MANIFEST),
+					},
+				},
+			],
+			usage: USAGE[2],
+		},
+		{ text: FINAL, usage: USAGE[3] },
+	);
+	const r = await run(sandbox, model, PROMPT, trap);
+
+	expect(r.exitCode, r.output).toBe(0);
+	expect(r.ok).toBe(true);
+	expect(r.timedOut).toBe(false);
+	expect(await sandbox.commits()).toEqual(["feat: add greeting"]);
+	expect(await readFile(path.join(sandbox.repo, "greeting.txt"), "utf8")).toBe("hello\n");
+	expect(await sandbox.manifest()).toEqual(MANIFEST);
+
+	// Only the agent loop's requests (the title is given), each with the key; the prompt as
+	// written; each tool's result back.
+	expect(model.requests).toHaveLength(4);
+	expect(model.requests.every((q) => q.authorized && q.stream && q.includeUsage)).toBe(true);
+	expect(model.requests[0]?.model).toBe("test-coder-1");
+	expect(model.requests[0]?.tools).toEqual(expect.arrayContaining(["bash", "write", "read"]));
+	const user = (model.requests[0]?.messages ?? []).filter((m) => m.role === "user");
+	expect(user.map((m) => textOf(m.content))).toEqual([PROMPT]);
+	expect(model.turns.map((q) => toolResults(q).length)).toEqual([0, 1, 2, 3]);
+	expect(trap.seen).toEqual([]);
+
+	expect(r.report?.finalMessage).toBe(FINAL);
+	expect(r.report?.turns).toBe(4);
+	expect(r.report?.error).toBeUndefined();
+	const sum = (k: keyof (typeof USAGE)[0]) => USAGE.reduce((n, u) => n + u[k], 0);
+	expect(r.report?.usage).toEqual({
+		inputTokens: sum("prompt_tokens") - sum("cached_tokens"),
+		cacheReadTokens: sum("cached_tokens"),
+		cacheWriteTokens: 0,
+		outputTokens: sum("completion_tokens"),
+	});
+	expect(r.shown).toContain(FINAL);
+	expect(r.shown).toContain("> bash: git add greeting.txt");
+	expect(r.shown).not.toContain('"type":');
+	expect(r.output).not.toContain(model.apiKey);
+}
+
+/** A sandbox, a model double and a trap proxy for one test, gone after it (tests run side by side). */
+async function withSandbox(
+	opts: { asAgentUser?: boolean },
+	test: (sandbox: CliSandbox, model: OpenAiChatDouble, trap: TrapProxy) => Promise<void>,
+) {
+	const sandbox = await cliSandbox(opts);
+	const model = await startOpenAiChatDouble();
+	const trap = await startTrapProxy();
+	try {
+		await test(sandbox, model, trap);
+	} finally {
+		await trap.stop();
+		await model.stop();
+		await sandbox.cleanup();
+	}
+}
+
+// A real event line of 1.18.33 (a 429 after its retries), trimmed of headers.
+const RATE_LIMITED = JSON.stringify({
+	type: "error",
+	timestamp: 1,
+	sessionID: "ses_1",
+	error: {
+		name: "APIError",
+		data: {
+			message: "Rate limit reached for requests. Please try again in 1s.",
+			statusCode: 429,
+			isRetryable: true,
+			responseBody: JSON.stringify({
+				error: {
+					message: "Rate limit reached",
+					type: "requests",
+					param: null,
+					code: "rate_limit_exceeded",
+				},
+			}),
+		},
+	},
+});
+
+describe("opencode output", () => {
+	it("turns an error event into the report's error, whatever the exit code", () => {
+		const reader = opencodeReader();
+		expect(reader.line(RATE_LIMITED)).toBe(
+			"error: Rate limit reached for requests. Please try again in 1s.",
+		);
+		expect(reader.report().error).toEqual({
+			kind: "rate_limit",
+			message: "Rate limit reached for requests. Please try again in 1s.",
+		});
+	});
+
+	it("tells quota, auth and a missing model apart by status and code", () => {
+		const kind = (statusCode: number, code: string | null) => {
+			const reader = opencodeReader();
+			const body = JSON.stringify({ error: { message: "m", type: "t", code } });
+			const event = {
+				type: "error",
+				error: { name: "APIError", data: { message: "m", statusCode, responseBody: body } },
+			};
+			reader.line(JSON.stringify(event));
+			return reader.report().error?.kind;
+		};
+		expect(kind(429, "insufficient_quota")).toBe("quota");
+		expect(kind(401, "invalid_api_key")).toBe("auth");
+		expect(kind(404, "model_not_found")).toBe("model_not_found");
+		expect(kind(503, null)).toBe("overloaded");
+		expect(kind(400, null)).toBe("invalid_request");
+	});
+
+	it("shows text and one line per tool call, and hides the other events", () => {
+		const reader = opencodeReader();
+		const step = JSON.stringify({ type: "step_start", part: { type: "step-start" } });
+		const tool = JSON.stringify({
+			type: "tool_use",
+			part: {
+				tool: "bash",
+				state: { status: "completed", input: { command: "git status\n  --short" } },
+			},
+		});
+		expect(reader.line(step)).toBeUndefined();
+		expect(reader.line(tool)).toBe("> bash: git status --short");
+		expect(reader.line("not json")).toBe("not json");
+	});
+});
+
+describe.concurrent("opencode (real CLI)", () => {
+	it("edits, commits and writes the manifest headless, and reports its turns and usage", async () => {
+		await withSandbox({}, expectSuccess);
+	}, 120_000);
+
+	it.runIf(AS_ROOT)(
+		"does the same as the agent user, in its own home",
+		async () => {
+			await withSandbox({ asAgentUser: true }, expectSuccess);
+		},
+		120_000,
+	);
+
+	it("reads a prompt too long for argv from the scratch directory, and nothing else outside", async () => {
+		await withSandbox({}, async (sandbox, model, trap) => {
+			const marker = "LISA-LONG-PROMPT-START";
+			const prompt = `${marker}\n${"Keep every line of this prompt in mind.\n".repeat(3000)}`;
+			expect(Buffer.byteLength(prompt)).toBeGreaterThan(MAX_PROMPT_ARG_BYTES);
+			const outside = path.join(path.dirname(sandbox.scratch), "outside.txt");
+			await writeFile(outside, "not for the agent\n");
+			// The model reads the file the pointer names, then one beside the scratch directory.
+			model.script(
+				(req) => {
+					const file = /`([^`]+prompt-opencode-[^`]+)`/.exec(textOf(req.messages.at(-1)?.content));
+					return { tools: [{ name: "read", arguments: { filePath: file?.[1] ?? "missing" } }] };
+				},
+				{ tools: [{ name: "read", arguments: { filePath: outside } }] },
+				{ text: "Read it." },
+			);
+			const r = await run(sandbox, model, prompt, trap);
+			expect(r.exitCode, r.output).toBe(0);
+			expect(r.ok).toBe(true);
+			expect(textOf(model.requests[0]?.messages.at(-1)?.content)).toContain(sandbox.scratch);
+			const [read, denied] = model.turns[2] ? toolResults(model.turns[2]) : [];
+			expect(read).toContain(marker);
+			expect(read).toContain("Keep every line of this prompt in mind.");
+			expect(denied).toMatch(/rule which prevents you/);
+			expect(denied).not.toContain("not for the agent");
+			expect(r.shown).toContain("> read:");
+			expect(r.report?.finalMessage).toBe("Read it.");
+			expect(trap.seen).toEqual([]);
+		});
+	}, 120_000);
+
+	it("ends a rate-limited run in a transient error, not ok", async () => {
+		await withSandbox({}, async (sandbox, model, trap) => {
+			// OpenCode retries a 429 itself, five times, waiting as the headers say.
+			model.script(
+				...Array.from({ length: 8 }, () => ({ status: 429, headers: { "retry-after-ms": "10" } })),
+			);
+			const r = await run(sandbox, model, PROMPT, trap);
+			expect(r.ok).toBe(false);
+			expect(r.report?.error).toEqual({
+				kind: "rate_limit",
+				message: "Rate limit reached for test-coder-1. Please try again in 1s.",
+			});
+			expect(r.transient).toBe(true);
+			expect(model.requests).toHaveLength(6);
+			expect(await sandbox.commits()).toEqual([]);
+			expect(r.shown).toContain("error: Rate limit reached");
+			expect(r.shown).not.toContain('"type":');
+			expect(trap.seen).toEqual([]);
+		});
+	}, 120_000);
+
+	it("ends a refused key in an auth error, without retrying", async () => {
+		await withSandbox({}, async (sandbox, model, trap) => {
+			const r = await run(sandbox, { ...model, apiKey: "sk-wrong" }, PROMPT, trap);
+			expect(r.ok).toBe(false);
+			expect(r.report?.error?.kind).toBe("auth");
+			expect(r.transient).toBe(false);
+			expect(model.requests).toHaveLength(1);
+			expect(model.requests[0]?.authorized).toBe(false);
+		});
+	}, 120_000);
+});

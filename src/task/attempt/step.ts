@@ -1,0 +1,146 @@
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { guardrailSummary } from "../../domain/guardrails";
+import { redact } from "../../domain/redact";
+import type { Run, StepReport } from "../../domain/run";
+import { isTransientFailure } from "../../domain/transient";
+import { attemptUsage } from "../../domain/usage";
+import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "../sandbox/identity";
+import { clearWorkspace } from "../sandbox/workspace";
+import { executePlan } from "../steps/plan";
+import { type Attempt, execute, type Lesson, type StepRequest, type TaskDeps } from "./execute";
+import { type FailureKind, StepFailure } from "./failure";
+import { Heartbeat } from "./heartbeat";
+import { launchedRepos } from "./repos";
+import { Timeline } from "./timeline";
+
+export type { StepRequest, TaskDeps } from "./execute";
+export { StepFailure } from "./failure";
+
+type Outcome = Omit<StepReport, "attempt" | "at">;
+
+/**
+ * One step attempt: prepare → implement (fallback chain, supervised) → check (gates, validate,
+ * retries) → publish → report; or, for a multi-repo run's planning step, plan → report. A handled
+ * failure is reported like a success (the message carries it), so the process exits 0 either way.
+ * The task writes only its step's own fields and events. Once a write of the step is refused (the
+ * step was retried or stopped) the attempt stops where it is: no push, no report.
+ */
+export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepReport | undefined> {
+	const run = await deps.store.getRun(req.runId);
+	const step = run?.steps[req.stepIndex];
+	if (!run || !step) throw new Error(`run ${req.runId} step ${req.stepIndex} does not exist`);
+	if (step.attempt !== req.attempt) {
+		deps.log.warn({ ...req, current: step.attempt }, "attempt superseded; exiting without work");
+		return undefined;
+	}
+	const secrets = [...deps.secrets, ...(deps.githubToken ? [deps.githubToken] : [])];
+	const heartbeat = new Heartbeat(deps.store, req.runId, req.stepIndex, req.attempt, (err) =>
+		deps.log.warn({ err }, "heartbeat write failed"),
+	);
+	const timeline = new Timeline(deps.store, req.runId, req.stepIndex, secrets, deps.log);
+	// What an earlier attempt found does not describe this one.
+	if (!(await heartbeat.write({ validation: undefined }))) {
+		deps.log.warn(req, "attempt superseded; exiting without work");
+		return undefined;
+	}
+	heartbeat.start();
+	// Every process started for the agent carries the mark: without an agent user, the mark is
+	// how the attempt finds what its agent left running.
+	const mark = randomUUID();
+	const home = path.join(req.workspace, "home");
+	const attempt: Attempt = {
+		deps: { ...deps, secrets, env: { ...deps.env, [AGENT_MARK]: mark } },
+		run,
+		req,
+		heartbeat,
+		timeline,
+		scope: { mark },
+		repos: [],
+		agentRuns: [],
+	};
+	let outcome: Outcome;
+	try {
+		const user = agentUser(deps.env, home);
+		attempt.scope = { user, mark };
+		if (user) await prepareHome(user, home);
+		attempt.repos = launchedRepos(deps.env);
+		const done = step.kind === "plan" ? await executePlan(attempt) : await execute(attempt);
+		outcome = { outcome: "succeeded", ...done };
+		heartbeat.state = "completed";
+	} catch (err) {
+		heartbeat.state = "crashed";
+		const failure =
+			err instanceof StepFailure
+				? err
+				: new StepFailure((err as Error).message, isTransientFailure(String(err)), "agent");
+		if (learnsFrom(failure.kind) && !failure.transient && failure.lesson)
+			attempt.lesson ??= { failure: failure.kind, summary: failure.lesson };
+		outcome = {
+			outcome: "failed",
+			error: redact(failure.message, secrets),
+			transient: failure.transient,
+		};
+	} finally {
+		heartbeat.stop();
+		// Nothing the agent started outlives the attempt, nor does its workspace.
+		await stopAgentProcesses(attempt.scope).catch((err: unknown) =>
+			deps.log.warn({ err }, "could not stop the agent's processes"),
+		);
+		await clearWorkspace(req.workspace).catch((err: unknown) =>
+			deps.log.warn({ err }, "could not remove the attempt's workspace"),
+		);
+	}
+	if (heartbeat.signal.aborted) {
+		await timeline.add(
+			"attempt.superseded",
+			`attempt ${req.attempt} stopped: the step is no longer this attempt's (retried or stopped), so it reports nothing`,
+		);
+		return undefined;
+	}
+	// A repo's guardrails come from its own steps; a plan is about no single repo.
+	if (step.kind !== "plan") await learn(deps, run, step.repo, attempt.lesson, secrets);
+	outcome.usage = attemptUsage(attempt.agentRuns);
+	const report: StepReport = { ...outcome, attempt: req.attempt, at: new Date().toISOString() };
+	// Stored first, so the sweeper can re-send it if the message is lost.
+	await deps.store.updateStepFields(req.runId, req.stepIndex, req.attempt, {
+		report,
+		agentState: heartbeat.state,
+		heartbeatAt: report.at,
+	});
+	await deps.queue.send("events", {
+		type: "step.finished",
+		runId: req.runId,
+		stepIndex: req.stepIndex,
+		...outcome,
+		attempt: req.attempt,
+	});
+	return report;
+}
+
+const LEARN_FROM: readonly Lesson["failure"][] = ["agent", "validation", "gate"];
+const learnsFrom = (k: FailureKind): k is Lesson["failure"] =>
+	(LEARN_FROM as readonly FailureKind[]).includes(k);
+
+/** Stores the attempt's first lesson (Lisa's words only) as a guardrail of the repo (bounded, redacted). */
+async function learn(
+	deps: TaskDeps,
+	run: Run,
+	repo: string,
+	lesson: Lesson | undefined,
+	secrets: string[],
+): Promise<void> {
+	if (!lesson) return;
+	try {
+		await deps.store.addGuardrail(repo, {
+			at: new Date().toISOString(),
+			runId: run.runId,
+			issueKey: run.issue?.key ?? run.issueKey,
+			provider: lesson.provider,
+			failure: lesson.failure,
+			summary: guardrailSummary(redact(lesson.summary, secrets)),
+		});
+	} catch (err) {
+		deps.log.warn({ err }, "could not store the guardrail");
+	}
+}

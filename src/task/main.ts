@@ -1,0 +1,55 @@
+import os from "node:os";
+import path from "node:path";
+import { readSettings } from "../config/settings";
+import { storeAndQueue } from "../runtime/deps";
+import { createLogger, secretValues } from "../runtime/log";
+import { PROVIDERS } from "./agents/providers";
+import { CliProvider } from "./agents/providers/cli";
+import { checkInstalledClis } from "./agents/providers/flags";
+import { runStep } from "./attempt/step";
+import { takeGithubToken } from "./attempt/token";
+
+// Entry point of the agent task (ECS container or local child process). Env contract: README › The agent task.
+
+function required(name: string): string {
+	const v = process.env[name];
+	if (!v) throw new Error(`${name} is not set`);
+	return v;
+}
+
+async function main(): Promise<void> {
+	const githubToken = takeGithubToken(process.env);
+	const secretEnv = { ...process.env, LISA_GITHUB_TOKEN: githubToken };
+	const log = createLogger("lisa-agent", secretEnv);
+	const runId = required("LISA_RUN_ID");
+	const stepIndex = Number(required("LISA_STEP_INDEX"));
+	const attempt = Number(required("LISA_ATTEMPT"));
+	const workspace =
+		process.env.LISA_WORKSPACE ?? path.join(os.tmpdir(), "lisa", runId, `step-${stepIndex}`);
+	const report = await runStep(
+		{
+			...storeAndQueue(readSettings()),
+			log,
+			env: process.env,
+			githubToken,
+			secrets: secretValues(secretEnv),
+		},
+		{ runId, stepIndex, attempt, workspace },
+	);
+	log.info(
+		{ runId, stepIndex, attempt, outcome: report?.outcome, error: report?.error },
+		"step finished",
+	);
+}
+
+/** `agent.mjs check-clis`: the image's build checks the CLIs it installed accept Lisa's flags. */
+async function checkClis(): Promise<void> {
+	const specs = Object.values(PROVIDERS).flatMap((p) => (p instanceof CliProvider ? [p.spec] : []));
+	const ok = await checkInstalledClis(specs, process.env, (line) => console.log(line));
+	process.exit(ok ? 0 : 1);
+}
+
+(process.argv[2] === "check-clis" ? checkClis() : main()).catch((err) => {
+	createLogger("lisa-agent").error({ err }, "agent task crashed");
+	process.exit(1);
+});

@@ -1,0 +1,159 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { findSecrets } from "../../domain/redact";
+import type { Git } from "./git";
+
+// Lisa's own repository for publishing a step's work (README › Security): a bare repository the
+// task makes before any agent runs, never handed to the agent, holding the base commit and its
+// trees (shallow at the base). The work's commits are copied in from the agent's repository —
+// packed there as the agent, indexed here as the task, every object hashed as it arrives — so
+// the gates read exactly the objects the push sends, and nothing the agent configured (replace
+// refs, grafts, hooks, config) applies. The push sends a fixed SHA, never a ref the agent can
+// move, and the remote branch is checked against it afterwards.
+
+/** The facts the gates judge, about the commits between the base and the SHA to publish. */
+export interface PublishFacts {
+	/** Whether the SHA descends from the base. */
+	onBase: boolean;
+	commitsAhead: number;
+	/**
+	 * Paths the pushed history adds, deletes or changes (content, mode, link or submodule): every
+	 * commit's own changes, merges against each parent.
+	 */
+	touched: string[];
+	/** Whether the SHA's tree differs from the base's. */
+	changesTree: boolean;
+}
+
+/**
+ * The paths in `git … --raw -z` output: `:<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0`
+ * (renames are never detected, so one path per entry). Paths come as they are: no quoting.
+ */
+function parseRaw(out: string): string[] {
+	const tokens = out.split("\0");
+	const paths: string[] = [];
+	for (let i = 0; i < tokens.length; i++) {
+		if (!tokens[i]?.replace(/^\n+/, "").startsWith(":")) continue;
+		const p = tokens[++i];
+		if (p !== undefined) paths.push(p);
+	}
+	return paths;
+}
+
+export class PublishRepo {
+	constructor(
+		private readonly git: Git,
+		readonly dir: string,
+		private readonly url: string,
+		private readonly baseSha: string,
+	) {}
+
+	/** Made from the task's fresh clone, before the agent gets it: the base commit and its trees. */
+	async create(clone: string): Promise<void> {
+		await mkdir(this.dir, { recursive: true });
+		await this.git.run(this.dir, ["init", "--bare", "--quiet"], { task: true });
+		const objects = await this.git.run(
+			clone,
+			["rev-list", "--objects", "--no-walk", "--filter=blob:none", this.baseSha],
+			{ task: true },
+		);
+		await this.git.pipe(
+			{
+				cwd: clone,
+				args: ["pack-objects", "--stdout", "-q"],
+				opts: { task: true, input: objects },
+			},
+			{ cwd: this.dir, args: ["index-pack", "--stdin"], opts: { task: true } },
+		);
+		// The base's history is not needed: the walk between the base and the work stops there.
+		await writeFile(path.join(this.dir, "shallow"), `${this.baseSha}\n`);
+	}
+
+	/** Copies the commits from the base to `sha` out of the agent's repository (`workDir`). */
+	async import(workDir: string, sha: string): Promise<void> {
+		await this.git.pipe(
+			{
+				cwd: workDir,
+				args: ["pack-objects", "--revs", "--stdout", "-q"],
+				opts: { input: `${sha}\n^${this.baseSha}\n` },
+			},
+			{ cwd: this.dir, args: ["index-pack", "--stdin"], opts: { task: true } },
+		);
+		// Every object the push would send is here, or the work cannot be judged.
+		await this.git.run(this.dir, ["rev-list", "--objects", "--quiet", sha, "--not", this.baseSha], {
+			task: true,
+		});
+	}
+
+	async facts(sha: string): Promise<PublishFacts> {
+		const run = (args: string[]) => this.git.run(this.dir, args, { task: true });
+		const onBase = await run(["merge-base", "--is-ancestor", this.baseSha, sha]).then(
+			() => true,
+			() => false,
+		);
+		if (!onBase) return { onBase, commitsAhead: 0, touched: [], changesTree: false };
+		const raw = ["--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", "--no-textconv"];
+		const [count, log, net] = await Promise.all([
+			run(["rev-list", "--count", `${this.baseSha}..${sha}`]),
+			run(["log", ...raw, "-m", "--format=", `${this.baseSha}..${sha}`]),
+			run(["diff-tree", "-r", ...raw, this.baseSha, sha]),
+		]);
+		return {
+			onBase,
+			commitsAhead: Number(count),
+			touched: [...parseRaw(log), ...parseRaw(net)],
+			changesTree: parseRaw(net).length > 0,
+		};
+	}
+
+	/**
+	 * Where the commits between the base and `sha` hold one of `secrets` (verbatim or encoded): the
+	 * paths of the files whose new content does, and "a commit message". Every new file content in
+	 * the pushed history is read, not only the last commit's.
+	 */
+	async secretsIn(sha: string, secrets: readonly string[]): Promise<string[]> {
+		if (!secrets.length) return [];
+		const run = (args: string[], input?: string) =>
+			this.git.run(this.dir, args, { task: true, input });
+		const range = `${this.baseSha}..${sha}`;
+		const found: string[] = [];
+		if (findSecrets(await run(["log", "--format=%B", range]), secrets).length)
+			found.push("a commit message");
+		// Object ids alone (a path may hold a newline), then their types, one per line.
+		const oids = (await run(["rev-list", "--objects", "--no-object-names", range])).split("\n");
+		const blobs = (
+			await run(["cat-file", "--batch-check=%(objectname) %(objecttype)"], oids.join("\n"))
+		)
+			.split("\n")
+			.flatMap((l) => (l.endsWith(" blob") ? [l.slice(0, -5)] : []));
+		// One read of every new content; a hit is then traced to its files.
+		if (
+			!blobs.length ||
+			!findSecrets(await run(["cat-file", "--batch"], blobs.join("\n")), secrets).length
+		)
+			return found;
+		const names = new Map(
+			(await run(["rev-list", "--objects", range]))
+				.split("\n")
+				.map((l) => [l.slice(0, l.indexOf(" ")), l.slice(l.indexOf(" ") + 1)] as const),
+		);
+		for (const oid of blobs)
+			if (findSecrets(await run(["cat-file", "blob", oid]), secrets).length)
+				found.push(names.get(oid) ?? oid);
+		return found;
+	}
+
+	/** Pushes `sha` to the branch (Lisa owns it: a retried attempt replaces an earlier push). */
+	async push(sha: string, branch: string): Promise<void> {
+		const ref = `refs/heads/${branch}`;
+		await this.git.run(this.dir, ["push", "--force", "--quiet", "--", this.url, `${sha}:${ref}`], {
+			remote: true,
+		});
+		const remote = await this.git.run(this.dir, ["ls-remote", "--", this.url, ref], {
+			remote: true,
+		});
+		const at = remote.split("\t")[0];
+		if (at !== sha)
+			throw new Error(`after the push the remote ${ref} is at ${at || "nothing"}, not ${sha}`);
+	}
+}

@@ -1,0 +1,83 @@
+import type { RepoConfig } from "../../config/schema";
+import { gateProblems, type WorkFacts } from "../../domain/gates";
+import { gateLesson } from "../../domain/guardrails";
+import { lastLines } from "../../domain/redact";
+import { StepFailure } from "../attempt/failure";
+import type { Timeline } from "../attempt/timeline";
+import type { AgentUser } from "../sandbox/identity";
+import type { Work, Workspace } from "../sandbox/workspace";
+import { describeFailure, runCommands } from "./commands";
+import { readManifest } from "./manifest";
+import type { Problem } from "./prompt";
+
+export interface CheckProblem extends Problem {
+	kind: "gate" | "validation";
+	/** The problem in Lisa's words only, for the repo's guardrails. */
+	lesson: string;
+}
+
+/** The problems as one line each, with the end of any command output: the step's error. */
+export function problemsText(problems: readonly CheckProblem[]): string {
+	return problems
+		.map((p) => (p.output ? `${p.summary}: ${lastLines(p.output)}` : p.summary))
+		.join("; ");
+}
+
+/**
+ * What the gates judge about `sha`, read in the publish repository (the commits the push would
+ * send), with `secrets` searched in every new content, and the manifest.
+ */
+export async function workFacts(
+	ws: Workspace,
+	work: Work,
+	sha: string,
+	repo: RepoConfig,
+	secrets: readonly string[],
+): Promise<WorkFacts> {
+	const facts = await ws.publish.facts(sha);
+	const leaks = await ws.publish.secretsIn(sha, secrets).catch((err: Error) => {
+		throw new StepFailure(
+			`could not check the commits for the secrets Lisa holds: ${err.message}`,
+			false,
+			"gate",
+		);
+	});
+	const manifestError = await readManifest(work.manifestDir).then(
+		() => undefined,
+		(err: Error) => err.message,
+	);
+	return {
+		...facts,
+		leaks,
+		manifestError,
+		allowWorkflowChanges: repo.allow_workflow_changes,
+		baseBranch: repo.base_branch,
+	};
+}
+
+/** The gates the facts fail, as check problems. */
+export const gates = (facts: WorkFacts): CheckProblem[] =>
+	gateProblems(facts).map((g) => ({
+		kind: "gate",
+		summary: g.message,
+		lesson: gateLesson(g.gate),
+	}));
+
+/** The repo's validate commands, in the work's directory, as the agent's user. */
+export async function validate(
+	work: Work,
+	repo: RepoConfig,
+	run: { env: NodeJS.ProcessEnv; deadlineAt: number; user?: AgentUser; signal?: AbortSignal },
+	timeline: Timeline,
+): Promise<CheckProblem[]> {
+	if (!repo.validate.length) return [];
+	const failure = await runCommands(repo.validate, { cwd: work.dir, ...run });
+	if (Date.now() >= run.deadlineAt)
+		throw new StepFailure("step timed out during validation", false, "timeout");
+	if (!failure) {
+		await timeline.add("validation.passed", `validate passed: ${repo.validate.join(" && ")}`);
+		return [];
+	}
+	const summary = describeFailure("validate", failure);
+	return [{ kind: "validation", summary, output: failure.output, lesson: summary }];
+}

@@ -1,5 +1,5 @@
 import { AGENT_SECRETS, LINK } from "../src/config/links";
-import { TASK_WRITABLE } from "../src/store/table";
+import { TASK_WRITABLE } from "../src/store/dynamo/table";
 import { deployConfig } from "./config";
 import { events } from "./queues";
 import { agentSecrets, hasValue, secrets } from "./secrets";

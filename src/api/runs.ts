@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { z } from "zod";
 import { isTerminalRun } from "../domain/states";
-import { InvalidCursor } from "../store/dynamo";
+import { InvalidCursor } from "../store";
 import type { ApiDeps } from "./deps";
 import { runView } from "./run-view";
 import { eventsQuery, listQuery, runPath, startBody, statsQuery, streamQuery } from "./schemas";

@@ -11,7 +11,7 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import dynalite from "dynalite";
 import { buildApp } from "fauxqs";
-import { createTableInput } from "../store/table";
+import { createTableInput } from "../store/dynamo/table";
 
 // The embedded AWS: dynalite (DynamoDB, on disk) and fauxqs (SQS, in memory), on loopback ports.
 // Neither checks who calls, so both sit behind a check of their own: a request must be signed with

@@ -6,12 +6,10 @@ import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { QUEUES } from "../../infra/config";
 import { createApp } from "../api/app";
-import type { ApiDeps } from "../api/deps";
 import { readSettings, type Settings } from "../config/settings";
-import type { PipelineDeps } from "../pipeline/deps";
 import { eventsHandler, intakeHandler } from "../pipeline/handlers";
 import { type SweepReport, sweep } from "../pipeline/sweeper";
-import { awsClients, createDeps } from "../runtime/deps";
+import { awsClients, createDeps, type RuntimeDeps } from "../runtime/deps";
 import { createLogger, type Logger } from "../runtime/log";
 import { AgentUidPool, agentUidRange, type UidRange } from "./agent-users";
 import { LocalLauncher, prepareDataDir } from "./launcher";
@@ -38,7 +36,7 @@ export interface LocalStack {
 	settings: Settings;
 	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
 	agentUids?: UidRange;
-	deps: PipelineDeps & ApiDeps;
+	deps: RuntimeDeps;
 	sweep(): Promise<SweepReport>;
 	stop(): Promise<void>;
 }

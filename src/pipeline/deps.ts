@@ -4,11 +4,11 @@ import type { Source } from "../integrations/tracker";
 import type { Launcher } from "../launcher/launcher";
 import type { Queue } from "../queue/sqs";
 import type { Logger } from "../runtime/log";
-import type { DynamoStore } from "../store/dynamo";
+import type { Store } from "../store";
 
 /** Everything the intake, events and sweeper handlers use; built once per process. */
 export interface PipelineDeps {
-	store: DynamoStore;
+	store: Store;
 	queue: Queue;
 	launcher: Launcher;
 	/** Throws NotConfigured when the source has no credentials. */

@@ -1,5 +1,5 @@
 import type { Run, RunPatch } from "../domain/run";
-import { VersionConflict } from "../store/dynamo";
+import { VersionConflict } from "../store";
 import type { PipelineDeps } from "./deps";
 
 const MAX_TRIES = 8;

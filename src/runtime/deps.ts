@@ -15,7 +15,7 @@ import { TrelloTracker } from "../integrations/trello/client";
 import type { Launcher } from "../launcher/launcher";
 import type { PipelineDeps } from "../pipeline/deps";
 import { SqsQueue } from "../queue/sqs";
-import { DynamoStore } from "../store/dynamo";
+import { type DynamoStore, dynamoStore } from "../store/dynamo";
 import { createLogger, type Logger } from "./log";
 
 // Wiring: the same adapters for Lambda and the local stack; only the endpoints and launcher differ.
@@ -45,7 +45,7 @@ export function awsClients(settings: Settings) {
 export function storeAndQueue(settings: Settings): { store: DynamoStore; queue: SqsQueue } {
 	const { doc, sqs } = awsClients(settings);
 	return {
-		store: new DynamoStore(doc, settings.tableName),
+		store: dynamoStore(doc, settings.tableName),
 		queue: new SqsQueue(sqs, { intake: settings.intakeQueueUrl, events: settings.eventsQueueUrl }),
 	};
 }
@@ -93,10 +93,13 @@ export function baseUrl(settings: Settings): string {
 	return settings.publicUrl ?? `http://127.0.0.1:${settings.port}`;
 }
 
+/** The handlers' and the API's wiring; the store keeps its request observer for tests and benches. */
+export type RuntimeDeps = PipelineDeps & ApiDeps & { store: DynamoStore };
+
 export function createDeps(
 	settings: Settings,
 	opts: { launcher: Launcher; log?: Logger },
-): PipelineDeps & ApiDeps {
+): RuntimeDeps {
 	const base = baseUrl(settings);
 	const config = cachedConfig(settings.configPath);
 	return {

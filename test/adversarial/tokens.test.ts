@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { key } from "../../src/store/table";
+import { key } from "../../src/store/dynamo/table";
 import { git } from "../support/git";
 import { createTaskWorld, type TaskWorld } from "../support/task";
 

@@ -28,7 +28,7 @@ import { eventsHandler, intakeHandler } from "../../src/pipeline/handlers";
 import type { EventMessage, RunRequested } from "../../src/queue/messages";
 import { awsClients, createDeps } from "../../src/runtime/deps";
 import { createLogger } from "../../src/runtime/log";
-import { DynamoStore } from "../../src/store/dynamo";
+import { dynamoStore } from "../../src/store/dynamo";
 import { startLinearDouble } from "../doubles/linear/server";
 import { embeddedAws } from "./aws";
 
@@ -168,7 +168,7 @@ ${opts.configExtra ?? ""}`,
 		},
 		{ step: "initialize", name: "lisaTestFaults" },
 	);
-	const store = new DynamoStore(doc, settings.tableName);
+	const store = dynamoStore(doc, settings.tableName);
 
 	let clock = Date.now();
 	const log = createLogger("lisa-pipeline-test", {

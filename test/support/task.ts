@@ -12,7 +12,8 @@ import { newRun, newStep, planStep, type Run, type StepReport } from "../../src/
 import { launchRepos, taskEnvironment } from "../../src/launcher/launcher";
 import { storeAndQueue } from "../../src/runtime/deps";
 import { createLogger } from "../../src/runtime/log";
-import type { DynamoStore, RunEvent } from "../../src/store/dynamo";
+import type { RunEvent } from "../../src/store";
+import type { DynamoStore } from "../../src/store/dynamo";
 import { runStep } from "../../src/task/attempt/step";
 import { type FakeAgentCall, type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";

@@ -17,7 +17,7 @@ import { linkRelated, siblingPrs } from "../../integrations/github/pulls/related
 import type { LaunchRepo } from "../../launcher/launcher";
 import type { Queue } from "../../queue/sqs";
 import type { Logger } from "../../runtime/log";
-import type { DynamoStore } from "../../store/dynamo";
+import type { TaskStore } from "../../store";
 import type { ChainContext } from "../agents/chain";
 import { parseModelSpec } from "../agents/fallback";
 import { commandEnv } from "../agents/providers/provider";
@@ -36,7 +36,7 @@ import { launchedRepo } from "./repos";
 import type { Timeline } from "./timeline";
 
 export interface TaskDeps {
-	store: DynamoStore;
+	store: TaskStore;
 	queue: Queue;
 	log: Logger;
 	env: NodeJS.ProcessEnv;

@@ -1,11 +1,9 @@
 import type { Step } from "../../domain/run";
 import type { AgentState } from "../../domain/states";
-import type { DynamoStore } from "../../store/dynamo";
+import type { TaskStepFields, TaskStore } from "../../store";
 import { StepFailure, Superseded } from "./failure";
 
 const HEARTBEAT_MS = 10_000;
-
-type StepFields = Parameters<DynamoStore["updateStepFields"]>[3];
 
 /**
  * Writes the step's heartbeat and agent state every ~10 s, and at once when the state changes; the
@@ -20,7 +18,7 @@ export class Heartbeat {
 	private provider?: string;
 
 	constructor(
-		private readonly store: DynamoStore,
+		private readonly store: TaskStore,
 		private readonly runId: string,
 		private readonly stepIndex: number,
 		private readonly attempt: number,
@@ -56,7 +54,7 @@ export class Heartbeat {
 	}
 
 	/** Writes fields of the step; false when the step is no longer this attempt's. */
-	async write(fields: StepFields): Promise<boolean> {
+	async write(fields: TaskStepFields): Promise<boolean> {
 		if (this.signal.aborted) return false;
 		const ok = await this.store.updateStepFields(this.runId, this.stepIndex, this.attempt, fields);
 		if (!ok) {

@@ -1,6 +1,6 @@
 import { headTail, redact } from "../../domain/redact";
 import type { Logger } from "../../runtime/log";
-import type { DynamoStore } from "../../store/dynamo";
+import type { TaskStore } from "../../store";
 
 const MAX_MESSAGE = 2_000;
 
@@ -10,7 +10,7 @@ const MAX_MESSAGE = 2_000;
  */
 export class Timeline {
 	constructor(
-		private readonly store: DynamoStore,
+		private readonly store: TaskStore,
 		private readonly runId: string,
 		private readonly stepIndex: number,
 		private readonly secrets: readonly string[],

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTaskWorld, type TaskWorld } from "../../../test/support/task";
-import { TASK_WRITABLE } from "../../store/table";
+import { TASK_WRITABLE } from "../../store/dynamo/table";
 
 // In AWS the task runs under a role that may only read run items, update named attributes of run and
 // guardrail items, and query/trim guardrails (infra/agent.ts, from TASK_WRITABLE). This holds the real

@@ -1,6 +1,6 @@
 import type { Octokit } from "octokit";
 import { workSteps } from "../../../domain/run";
-import type { DynamoStore } from "../../../store/dynamo";
+import type { TaskStore } from "../../../store";
 import type { Timeline } from "../../../task/attempt/timeline";
 import { type RelatedPr, withRelated } from "./body";
 
@@ -10,7 +10,7 @@ import { type RelatedPr, withRelated } from "./body";
 
 /** The run's pull requests in its other steps, as recorded now. */
 export async function siblingPrs(
-	store: DynamoStore,
+	store: Pick<TaskStore, "getRun">,
 	runId: string,
 	index: number,
 ): Promise<RelatedPr[]> {

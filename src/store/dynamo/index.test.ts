@@ -1,9 +1,10 @@
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { embeddedAws } from "../../test/support/aws";
-import { newRun, newStep, type Run, type Step } from "../domain/run";
-import { storeAndQueue } from "../runtime/deps";
-import { type DynamoStore, InvalidCursor, VersionConflict } from "./dynamo";
+import { embeddedAws } from "../../../test/support/aws";
+import { newRun, newStep, type Run, type Step } from "../../domain/run";
+import { storeAndQueue } from "../../runtime/deps";
+import { InvalidCursor, VersionConflict } from "..";
+import type { DynamoStore } from ".";
 
 let aws: Awaited<ReturnType<typeof embeddedAws>>;
 let store: DynamoStore;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { embeddedAws } from "../../test/support/aws";
-import { storeAndQueue } from "../runtime/deps";
-import type { DynamoStore } from "./dynamo";
+import { embeddedAws } from "../../../test/support/aws";
+import { storeAndQueue } from "../../runtime/deps";
+import type { DynamoStore } from ".";
 
 let aws: Awaited<ReturnType<typeof embeddedAws>>;
 let store: DynamoStore;

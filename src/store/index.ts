@@ -1,0 +1,22 @@
+// The store port: what the pipeline, the API and the agent task need from storage. The DynamoDB
+// adapter (./dynamo) implements it; nothing outside src/store and src/runtime names the adapter.
+import type { CoordinationStore } from "./coordination";
+import type { DeliveryStore } from "./deliveries";
+import type { GuardrailStore } from "./guardrails";
+import type { RunStore } from "./runs";
+import type { TimelineStore } from "./timeline";
+
+export type { CoordinationStore } from "./coordination";
+export type { DeliveryStore } from "./deliveries";
+export { InvalidCursor, VersionConflict } from "./errors";
+export type { GuardrailStore } from "./guardrails";
+export type { Page, RunFilter, RunStore, TaskStepFields } from "./runs";
+export type { RunEvent, TimelineStore } from "./timeline";
+
+/** Everything the pipeline and the API use. */
+export type Store = RunStore & TimelineStore & GuardrailStore & CoordinationStore & DeliveryStore;
+
+/** The part the agent task's IAM role allows (infra/agent.ts): its step, the timeline, guardrails. */
+export type TaskStore = Pick<RunStore, "getRun" | "updateStepFields"> &
+	Pick<TimelineStore, "appendEvent"> &
+	GuardrailStore;

@@ -1,8 +1,6 @@
 // The names under which infra/ links resources to the functions, and the variables they stand for.
 // infra/ creates them; src/config/settings.ts reads them. Pure data, so both sides can import it.
 
-import type { EcsTarget } from "../launcher/ecs";
-
 export const LINK = {
 	table: "Table",
 	intakeQueue: "IntakeQueue",
@@ -39,4 +37,19 @@ export type SecretName = keyof typeof SECRETS;
 export type AgentSecretName = keyof typeof AGENT_SECRETS;
 
 /** What infra/agent.ts links as `AgentTask`: where and how the launcher runs a step. */
+/** Where the agent task runs in AWS: what the agent link carries. */
+export interface EcsTarget {
+	cluster: string;
+	taskDefinition: string;
+	container: string;
+	subnets: string[];
+	securityGroups: string[];
+	assignPublicIp: boolean;
+	/**
+	 * `spot`: first attempts run on Fargate Spot (about 70% cheaper, may be reclaimed); a retry runs
+	 * on regular Fargate, so a reclaimed step is not reclaimed again.
+	 */
+	capacity: "fargate" | "spot";
+}
+
 export type AgentLink = EcsTarget;

@@ -1,8 +1,7 @@
 import path from "node:path";
 import { Resource } from "sst/resource";
-import type { EcsTarget } from "../launcher/ecs";
 import { DEFAULT_CONFIG_PATH } from "./default-path";
-import { type AgentLink, LINK, SECRETS } from "./links";
+import { type AgentLink, type EcsTarget, LINK, SECRETS } from "./links";
 
 // Runtime settings (README › Environment). Every process reads them here and nowhere else: from the resources
 // SST links to it when deployed (infra/), else from the environment. Callers cannot tell which.

@@ -6,8 +6,9 @@ import {
 } from "@aws-sdk/client-ecs";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
+import type { EcsTarget } from "../config/links";
 import { readSettings } from "../config/settings";
-import { describeStop, EcsLauncher, type EcsTarget } from "./ecs";
+import { describeStop, EcsLauncher } from "./ecs";
 
 const ecs = mockClient(ECSClient);
 afterEach(() => ecs.reset());

@@ -5,23 +5,9 @@ import {
 	type RunTaskCommandInput,
 	StopTaskCommand,
 } from "@aws-sdk/client-ecs";
-import { STARTED_BY_PREFIX } from "../config/links";
+import { type EcsTarget, STARTED_BY_PREFIX } from "../config/links";
 import type { Settings } from "../config/settings";
 import { type Launcher, type LaunchRequest, type TaskStatus, taskEnvironment } from "./launcher";
-
-export interface EcsTarget {
-	cluster: string;
-	taskDefinition: string;
-	container: string;
-	subnets: string[];
-	securityGroups: string[];
-	assignPublicIp: boolean;
-	/**
-	 * `spot`: first attempts run on Fargate Spot (about 70% cheaper, may be reclaimed); a retry runs
-	 * on regular Fargate, so a reclaimed step is not reclaimed again.
-	 */
-	capacity: "fargate" | "spot";
-}
 
 /** Tags on every task, so the console, the bill and the ECS events name the run and step. */
 const TASK_TAGS = { run: "lisa:run", step: "lisa:step", attempt: "lisa:attempt" } as const;

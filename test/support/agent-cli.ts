@@ -15,7 +15,8 @@ import {
 	type AgentRunOptions,
 	agentEnv,
 } from "../../src/task/agents/providers/provider";
-import { type AgentUser, handOver, prepareHome } from "../../src/task/sandbox/identity";
+import { handOver, prepareHome } from "../../src/task/sandbox/identity";
+import type { AgentUser } from "../../src/task/sandbox/process";
 import { MANIFEST_FILE } from "../../src/task/steps/prompt";
 import { git } from "./git";
 

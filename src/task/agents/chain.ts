@@ -3,7 +3,7 @@ import type { AgentRunUsage } from "../../domain/usage";
 import { StepFailure } from "../attempt/failure";
 import type { Heartbeat } from "../attempt/heartbeat";
 import type { Timeline } from "../attempt/timeline";
-import type { AgentUser } from "../sandbox/identity";
+import type { AgentUser } from "../sandbox/process";
 import {
 	type ChainAttempt,
 	exhaustedError,

@@ -1,5 +1,5 @@
 import { PassThrough } from "node:stream";
-import type { AgentUser } from "./identity";
+import type { AgentUser } from "./process";
 import { type ProcessOptions, type ProcessResult, runProcess } from "./process";
 
 // Git through argv arrays. Every git command Lisa runs ignores what anyone but Lisa configured:

@@ -2,19 +2,13 @@ import { statSync } from "node:fs";
 import { chmod, chown, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { StepFailure } from "../attempt/failure";
-import { runProcess } from "./process";
+import { type AgentUser, runProcess } from "./process";
 import { killAll, processesOfUid, processesWithVariable } from "./processes";
 
 // The agent's own user (README › Security). A process can read the environment and memory of
 // every process of its own uid (/proc/<pid>/environ), so everything an agent can influence — the
 // agent CLI, the built-in agent's commands, setup and validate, git in the workspace — runs as
 // this user, while the task and the git commands that carry the token stay root.
-
-export interface AgentUser {
-	uid: number;
-	gid: number;
-	home: string;
-}
 
 /** The variable that marks every process Lisa starts for an attempt's agent (see `AgentScope`). */
 export const AGENT_MARK = "LISA_AGENT_MARK";

@@ -2,7 +2,13 @@ import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { tail } from "../../domain/redact";
-import type { AgentUser } from "./identity";
+
+/** The unprivileged user an agent and everything it can influence runs as (identity.ts). */
+export interface AgentUser {
+	uid: number;
+	gid: number;
+	home: string;
+}
 
 export interface ProcessResult {
 	code: number | null;

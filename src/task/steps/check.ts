@@ -4,7 +4,7 @@ import { gateLesson } from "../../domain/guardrails";
 import { lastLines } from "../../domain/redact";
 import { StepFailure } from "../attempt/failure";
 import type { Timeline } from "../attempt/timeline";
-import type { AgentUser } from "../sandbox/identity";
+import type { AgentUser } from "../sandbox/process";
 import type { Work, Workspace } from "../sandbox/workspace";
 import { describeFailure, runCommands } from "./commands";
 import { readManifest } from "./manifest";

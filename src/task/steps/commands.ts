@@ -1,5 +1,5 @@
 import { tail } from "../../domain/redact";
-import type { AgentUser } from "../sandbox/identity";
+import type { AgentUser } from "../sandbox/process";
 import { runProcess } from "../sandbox/process";
 
 // The repo's `setup` and `validate` commands: strings from the team's config (never from the issue),

@@ -1,5 +1,5 @@
 import { tail } from "../../../domain/redact";
-import type { AgentUser } from "../../sandbox/identity";
+import type { AgentUser } from "../../sandbox/process";
 import { runProcess } from "../../sandbox/process";
 import type { AgentResult, AgentUsage } from "../providers/provider";
 import { blockedMessage, blockedReason } from "./blocklist";

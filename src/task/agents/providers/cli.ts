@@ -1,7 +1,7 @@
 import { chown, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ProviderName } from "../../../config/schema";
-import type { AgentUser } from "../../sandbox/identity";
+import type { AgentUser } from "../../sandbox/process";
 import { runProcess } from "../../sandbox/process";
 import { promptFilePointer } from "../../steps/prompt";
 import {

@@ -7,7 +7,7 @@ import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { startLocalStack } from "../src/local/stack";
-import { awsClients } from "../src/runtime/deps";
+import { awsClients } from "../src/runtime/aws";
 import { startLinearDouble } from "../test/doubles/linear/server";
 import { issueWebhook } from "../test/doubles/linear/webhook";
 import { writeResult } from "./results";

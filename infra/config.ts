@@ -17,12 +17,7 @@ export const FUNCTIONS = {
 /** Often enough to notice a silent task within the sweeper's two-minute heartbeat limit. */
 export const SWEEP_SCHEDULE = "rate(1 minute)";
 
-export const QUEUES = {
-	/** Receives before a message moves to the dead-letter queue. */
-	maxReceiveCount: 5,
-	/** Dead letters are kept for the longest SQS allows, to be looked at and re-driven. */
-	dlqRetentionSeconds: 14 * 24 * 3600,
-};
+export { REDRIVE as QUEUES } from "../src/queue/redrive";
 
 /**
  * A queue's visibility timeout for a consumer with this timeout: AWS's rule of six times the

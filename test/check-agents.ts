@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import { PROVIDERS } from "../src/task/agents/providers";
-import { CliProvider } from "../src/task/agents/providers/cli";
+import { CliProvider } from "../src/task/agents/providers/cli-provider";
 import { cliFlagCheck } from "../src/task/agents/providers/flags";
 
 const exec = promisify(execFile);

@@ -14,7 +14,7 @@ import {
 	type TaskStatus,
 	taskEnvironment,
 } from "../launcher/launcher";
-import type { Logger } from "../runtime/log";
+import type { Logger } from "../log";
 import type { AgentUidPool, UidRange } from "./agent-users";
 import { BoundedLog } from "./task-log";
 

@@ -5,7 +5,7 @@ import {
 	type SQSClient,
 } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import type { Logger } from "../runtime/log";
+import type { Logger } from "../log";
 
 /**
  * Stands in for Lambda's SQS event source mapping: long-polls a queue, hands batches to the same

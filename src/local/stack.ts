@@ -4,13 +4,14 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
-import { QUEUES } from "../../infra/config";
 import { createApp } from "../api/app";
 import { readSettings, type Settings } from "../config/settings";
+import { createLogger, type Logger } from "../log";
 import { eventsHandler, intakeHandler } from "../pipeline/handlers";
 import { type SweepReport, sweep } from "../pipeline/sweeper";
-import { awsClients, createDeps, type RuntimeDeps } from "../runtime/deps";
-import { createLogger, type Logger } from "../runtime/log";
+import { REDRIVE } from "../queue/redrive";
+import { awsClients } from "../runtime/aws";
+import { createDeps, type RuntimeDeps } from "../runtime/deps";
 import { AgentUidPool, agentUidRange, type UidRange } from "./agent-users";
 import { LocalLauncher, prepareDataDir } from "./launcher";
 import { Poller } from "./poller";
@@ -95,7 +96,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 	await ensureTable(clients.dynamo, partial.tableName);
 	const queueOpts = {
 		visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 30,
-		maxReceiveCount: QUEUES.maxReceiveCount,
+		maxReceiveCount: REDRIVE.maxReceiveCount,
 	};
 	const intake = await ensureQueue(clients.sqs, "lisa-intake", queueOpts);
 	const events = await ensureQueue(clients.sqs, "lisa-events", queueOpts);

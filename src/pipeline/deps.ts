@@ -2,8 +2,8 @@ import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
 import type { Source } from "../integrations/tracker";
 import type { Launcher } from "../launcher/launcher";
+import type { Logger } from "../log";
 import type { Queue } from "../queue/sqs";
-import type { Logger } from "../runtime/log";
 import type { Store } from "../store";
 
 /** Everything the intake, events and sweeper handlers use; built once per process. */

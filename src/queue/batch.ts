@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { z } from "zod";
 import { isRunId } from "../domain/ids";
-import type { Logger } from "../runtime/log";
+import type { Logger } from "../log";
 
 /**
  * Errors that no redelivery can cure: a request DynamoDB refuses as malformed, a value that fails

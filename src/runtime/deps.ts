@@ -1,6 +1,3 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { SQSClient } from "@aws-sdk/client-sqs";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ApiDeps } from "../api/deps";
 import { cachedConfig } from "../config/cached";
 import type { ConfigState } from "../config/load";
@@ -13,42 +10,11 @@ import { LinearTracker } from "../integrations/linear/client";
 import { NotConfigured, type Source } from "../integrations/tracker";
 import { TrelloTracker } from "../integrations/trello/client";
 import type { Launcher } from "../launcher/launcher";
+import { createLogger, type Logger } from "../log";
 import type { PipelineDeps } from "../pipeline/deps";
-import { SqsQueue } from "../queue/sqs";
-import { type DynamoStore, dynamoStore } from "../store/dynamo";
-import { createLogger, type Logger } from "./log";
+import { type DynamoStore, storeAndQueue } from "./aws";
 
 // Wiring: the same adapters for Lambda and the local stack; only the endpoints and launcher differ.
-
-export function awsClients(settings: Settings) {
-	const local = settings.dynamoEndpoint || settings.sqsEndpoint;
-	// The embedded stack accepts only its own access key; AWS uses the default provider chain.
-	const key = settings.localAccessKey ?? "local";
-	const credentials = local ? { accessKeyId: key, secretAccessKey: key } : undefined;
-	const dynamo = new DynamoDBClient({
-		region: settings.region,
-		endpoint: settings.dynamoEndpoint,
-		credentials,
-	});
-	const doc = DynamoDBDocumentClient.from(dynamo, {
-		marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-	});
-	const sqs = new SQSClient({
-		region: settings.region,
-		endpoint: settings.sqsEndpoint,
-		credentials,
-	});
-	return { dynamo, doc, sqs };
-}
-
-/** The store and queue adapters: all a task needs, and the base of the handlers' wiring. */
-export function storeAndQueue(settings: Settings): { store: DynamoStore; queue: SqsQueue } {
-	const { doc, sqs } = awsClients(settings);
-	return {
-		store: dynamoStore(doc, settings.tableName),
-		queue: new SqsQueue(sqs, { intake: settings.intakeQueueUrl, events: settings.eventsQueueUrl }),
-	};
-}
 
 /** One adapter per source, made on first use; NotConfigured when its credentials are missing. */
 export function trackerFactory(

@@ -3,9 +3,9 @@ import type { ApiDeps } from "../api/deps";
 import { readSettings, withLinks } from "../config/settings";
 import { EcsLauncher } from "../launcher/ecs";
 import type { Launcher } from "../launcher/launcher";
+import { createLogger } from "../log";
 import type { PipelineDeps } from "../pipeline/deps";
 import { createDeps } from "./deps";
-import { createLogger } from "./log";
 
 // Wiring for the Lambda entry points: built on the first invocation and kept for the container's
 // life. Settings and secrets come from what infra/ links to the function (src/config/settings.ts).

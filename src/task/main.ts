@@ -1,10 +1,10 @@
 import os from "node:os";
 import path from "node:path";
 import { readSettings } from "../config/settings";
-import { storeAndQueue } from "../runtime/deps";
-import { createLogger, secretValues } from "../runtime/log";
+import { createLogger, secretValues } from "../log";
+import { storeAndQueue } from "../runtime/aws";
 import { PROVIDERS } from "./agents/providers";
-import { CliProvider } from "./agents/providers/cli";
+import { CliProvider } from "./agents/providers/cli-provider";
 import { checkInstalledClis } from "./agents/providers/flags";
 import { runStep } from "./attempt/step";
 import { takeGithubToken } from "./attempt/token";

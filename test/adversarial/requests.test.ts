@@ -4,7 +4,7 @@ import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app";
 import { sweep } from "../../src/pipeline/sweeper";
-import { awsClients } from "../../src/runtime/deps";
+import { awsClients } from "../../src/runtime/aws";
 import type { DynamoStore } from "../../src/store/dynamo";
 import type { GitHubIssue } from "../doubles/github/server";
 import { githubHeaders, issuesEvent } from "../doubles/github/webhook";

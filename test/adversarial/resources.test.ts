@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Settings } from "../../src/config/settings";
 import { startLocalStack } from "../../src/local/stack";
 import { sweep } from "../../src/pipeline/sweeper";
-import { awsClients } from "../../src/runtime/deps";
+import { awsClients } from "../../src/runtime/aws";
 import { pipelineWorld } from "../support/pipeline";
 import { createTaskWorld } from "../support/task";
 import { createWorld, type World } from "../support/world";

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSettings, type Settings } from "../../src/config/settings";
 import { LocalLauncher } from "../../src/local/launcher";
 import { type EmbeddedAws, ensureQueue, startEmbeddedAws } from "../../src/local/services";
-import { awsClients } from "../../src/runtime/deps";
-import { createLogger } from "../../src/runtime/log";
+import { createLogger } from "../../src/log";
+import { awsClients } from "../../src/runtime/aws";
 
 // The embedded AWS stand-ins check nobody by themselves. Anyone who could reach them — another
 // host, or an agent on this one — could start a run for any issue or rewrite a run. They listen on

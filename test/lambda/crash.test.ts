@@ -4,7 +4,7 @@ import { handler as apiHandler } from "../../src/functions/api";
 import { handler as ecsEventsHandler } from "../../src/functions/ecs-events";
 import { handler as intakeHandler } from "../../src/functions/intake";
 import { handler as sweeperHandler } from "../../src/functions/sweeper";
-import { storeAndQueue } from "../../src/runtime/deps";
+import { storeAndQueue } from "../../src/runtime/aws";
 import {
 	type ApiInit,
 	type ApiRun,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handler as apiHandler } from "../../src/functions/api";
 import { handler as eventsHandler } from "../../src/functions/events";
 import { handler as intakeHandler } from "../../src/functions/intake";
-import { storeAndQueue } from "../../src/runtime/deps";
+import { storeAndQueue } from "../../src/runtime/aws";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
 import {
 	type ApiInit,

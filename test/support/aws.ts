@@ -1,6 +1,6 @@
 import { readSettings, type Settings } from "../../src/config/settings";
 import { ensureQueue, ensureTable, startEmbeddedAws } from "../../src/local/services";
-import { awsClients } from "../../src/runtime/deps";
+import { awsClients } from "../../src/runtime/aws";
 
 /** In-memory dynalite + fauxqs with Lisa's table and queues, for adapter tests. */
 export async function embeddedAws(

@@ -6,7 +6,7 @@ import type { Settings } from "../../src/config/settings";
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import type { StepAttemptUsage } from "../../src/domain/usage";
 import { type LocalStack, startLocalStack } from "../../src/local/stack";
-import { createLogger } from "../../src/runtime/log";
+import { createLogger } from "../../src/log";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
 import { type LinearDouble, startLinearDouble } from "../doubles/linear/server";

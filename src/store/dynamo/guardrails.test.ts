@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { embeddedAws } from "../../../test/support/aws";
-import { storeAndQueue } from "../../runtime/deps";
+import { storeAndQueue } from "../../runtime/aws";
 import type { DynamoStore } from ".";
 
 let aws: Awaited<ReturnType<typeof embeddedAws>>;

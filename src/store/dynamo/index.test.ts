@@ -2,7 +2,7 @@ import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { embeddedAws } from "../../../test/support/aws";
 import { newRun, newStep, type Run, type Step } from "../../domain/run";
-import { storeAndQueue } from "../../runtime/deps";
+import { storeAndQueue } from "../../runtime/aws";
 import { InvalidCursor, VersionConflict } from "..";
 import type { DynamoStore } from ".";
 

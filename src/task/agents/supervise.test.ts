@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTaskWorld, type TaskWorld } from "../../../test/support/task";
-import { createLogger } from "../../runtime/log";
+import { createLogger } from "../../log";
 import { Heartbeat } from "../attempt/heartbeat";
 import { Timeline } from "../attempt/timeline";
 import { runProcess } from "../sandbox/process";

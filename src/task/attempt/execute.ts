@@ -15,8 +15,8 @@ import { conventionalTitle, prBody } from "../../integrations/github/pulls/body"
 import { openPullRequest } from "../../integrations/github/pulls/open";
 import { linkRelated, siblingPrs } from "../../integrations/github/pulls/related";
 import type { LaunchRepo } from "../../launcher/launcher";
+import type { Logger } from "../../log";
 import type { Queue } from "../../queue/sqs";
-import type { Logger } from "../../runtime/log";
 import type { TaskStore } from "../../store";
 import type { ChainContext } from "../agents/chain";
 import { parseModelSpec } from "../agents/fallback";

@@ -1,5 +1,5 @@
 import { headTail, redact } from "../../domain/redact";
-import type { Logger } from "../../runtime/log";
+import type { Logger } from "../../log";
 import type { TaskStore } from "../../store";
 
 const MAX_MESSAGE = 2_000;

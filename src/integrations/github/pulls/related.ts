@@ -1,12 +1,16 @@
 import type { Octokit } from "octokit";
 import { workSteps } from "../../../domain/run";
 import type { TaskStore } from "../../../store";
-import type { Timeline } from "../../../task/attempt/timeline";
 import { type RelatedPr, withRelated } from "./body";
 
 // A multi-repo run's pull requests link each other: a step's PR lists the ones opened before it,
 // and once it is open, every PR of the run gets the full list (its marked section rewritten, so a
 // retried step never adds a link twice).
+
+/** Where the linking notes what it did: the run's timeline. */
+export interface Notes {
+	add(type: string, message: string, data?: Record<string, unknown>): Promise<void>;
+}
 
 /** The run's pull requests in its other steps, as recorded now. */
 export async function siblingPrs(
@@ -34,7 +38,7 @@ function locate(url: string): { owner: string; repo: string; pull_number: number
 export async function linkRelated(
 	octokit: Octokit,
 	prs: readonly RelatedPr[],
-	timeline: Timeline,
+	timeline: Notes,
 ): Promise<void> {
 	if (prs.length < 2) return;
 	for (const pr of prs) {

@@ -1,4 +1,4 @@
-import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli";
+import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { type Json, jsonLine, num, obj, oneLine, str, toolSubject } from "./json";
 import type { AgentErrorKind, AgentReport } from "./provider";
 

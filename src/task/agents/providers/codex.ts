@@ -1,6 +1,6 @@
 import { chown, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli";
+import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { type Json, jsonLine, num, obj, str } from "./json";
 import type { AgentErrorKind, AgentReport, AgentRunOptions, AgentUsage } from "./provider";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AGENT_CLI_BIN } from "../../../../test/support/agent-cli";
 import { PROVIDERS } from ".";
-import { CliProvider } from "./cli";
+import { CliProvider } from "./cli-provider";
 import { cliFlagCheck, flagsOf } from "./flags";
 
 const specs = Object.values(PROVIDERS).flatMap((p) => (p instanceof CliProvider ? [p.spec] : []));

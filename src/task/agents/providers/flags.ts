@@ -1,5 +1,5 @@
 import { runProcess } from "../../sandbox/process";
-import type { CliSpec } from "./cli";
+import type { CliSpec } from "./cli-provider";
 
 /**
  * Every flag Lisa passes a CLI: those of its argv with a model and a native worktree given, up to

@@ -1,6 +1,6 @@
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli";
+import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { jsonLine, oneLine, toolSubject } from "./json";
 import type { AgentErrorKind, AgentRunOptions, AgentUsage } from "./provider";
 

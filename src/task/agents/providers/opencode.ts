@@ -1,6 +1,6 @@
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CliProvider, modelArgs, type OutputReader } from "./cli";
+import { CliProvider, modelArgs, type OutputReader } from "./cli-provider";
 import { jsonLine, jsonObject, obj, oneLine, str, toolSubject } from "./json";
 import type { AgentErrorKind, AgentReport, AgentRunOptions } from "./provider";
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROVIDERS } from ".";
-import { CliProvider } from "./cli";
+import { CliProvider } from "./cli-provider";
 
 // What a CLI's `prepare` writes as root for the agent's user must land in a directory of its own:
 // an earlier model of the chain (the same user) may have left links in its home and the scratch

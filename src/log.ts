@@ -1,5 +1,5 @@
 import pino from "pino";
-import { redact } from "../domain/redact";
+import { redact } from "./domain/redact";
 
 export type Logger = pino.Logger;
 

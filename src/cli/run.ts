@@ -4,7 +4,7 @@ import { readSettings } from "../config/settings";
 import { prUrls, type Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { issueQuery } from "../domain/workflow";
-import type { SourceIssue } from "../integrations/tracker";
+import type { TrackerIssue } from "../integrations/tracker";
 import { startLocalStack } from "../local/stack";
 import { nextIssue, type PollDeps, recoverOrphans, requestRun } from "../pipeline/poll";
 import { trackerFactory } from "../runtime/deps";
@@ -40,7 +40,7 @@ export interface LoopResult {
 	recovered: string[];
 }
 
-const issueName = (i: Pick<SourceIssue, "id" | "key">) => i.key ?? i.id;
+const issueName = (i: Pick<TrackerIssue, "id" | "key">) => i.key ?? i.id;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
 	return new Promise((resolve) => {
@@ -102,7 +102,7 @@ export async function pollLoop(ctx: LoopContext, opts: RunOptions): Promise<Loop
 			print(`Reached --limit ${opts.limit}. Done.`);
 			break;
 		}
-		let issue: SourceIssue | undefined;
+		let issue: TrackerIssue | undefined;
 		try {
 			issue = opts.issue
 				? await ctx.deps.tracker(config.source).fetchIssue(opts.issue)

@@ -5,7 +5,7 @@ import { sameName } from "./workflow";
 // answer rather than the delivery: a replayed or late delivery must not restart an issue Lisa is
 // working on or has finished. Pure.
 
-/** What the tracker says about the issue now (see SourceIssue). */
+/** What the tracker says about the issue now (see TrackerIssue). */
 export interface IssueNow {
 	labels: string[];
 	state: string;

@@ -4,9 +4,9 @@ import type { SessionActivity } from "./linear/session";
 
 export type { SessionActivity };
 
-// The source port: what the pipeline needs from Linear, Trello or GitHub Issues.
+// The tracker port: what the pipeline needs from Linear, Trello or GitHub Issues.
 
-export interface SourceIssue extends IssueSnapshot {
+export interface TrackerIssue extends IssueSnapshot {
 	/** Label names. */
 	labels: string[];
 	/**
@@ -47,12 +47,12 @@ export interface AgentSessions {
 	link(sessionId: string, url: string, label: string): Promise<void>;
 }
 
-export interface Source {
+export interface Tracker {
 	readonly name: SourceName;
 	/** By id, key (ENG-123, owner/name#12, a card's short link) or URL. Throws TrackerError (not transient) when it does not exist. */
-	fetchIssue(ref: string): Promise<SourceIssue>;
+	fetchIssue(ref: string): Promise<TrackerIssue>;
 	/** Issues matching the query in the order to work on them: the first is the next issue. */
-	nextIssues(query: IssueQuery, limit?: number): Promise<SourceIssue[]>;
+	nextIssues(query: IssueQuery, limit?: number): Promise<TrackerIssue[]>;
 	/**
 	 * Moves the issue to the workflow state / list / status label with this name; `workflow` names
 	 * every state of the workflow, so a tracker that shows states as labels drops the previous one.

@@ -1,6 +1,6 @@
 import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
-import type { Source } from "../integrations/tracker";
+import type { Tracker } from "../integrations/tracker";
 import type { Launcher } from "../launcher/launcher";
 import type { Logger } from "../log";
 import type { Queue } from "../queue/sqs";
@@ -12,7 +12,7 @@ export interface PipelineDeps {
 	queue: Queue;
 	launcher: Launcher;
 	/** Throws NotConfigured when the source has no credentials. */
-	tracker(source: SourceName): Source;
+	tracker(source: SourceName): Tracker;
 	config(): ConfigState;
 	log: Logger;
 	now(): Date;

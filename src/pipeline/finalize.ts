@@ -4,13 +4,13 @@ import { prUrls, type Run, type TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
 import { finalActivity } from "../integrations/linear/session";
-import { NotConfigured, type Source, TrackerError } from "../integrations/tracker";
+import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 import { recordProgress } from "./report";
 
 type Effect = keyof TrackerProgress;
-type Perform = (t: Source, r: Run) => Promise<void>;
+type Perform = (t: Tracker, r: Run) => Promise<void>;
 
 /**
  * Stops the tasks of the steps cancelled with the run, then tells the tracker how the run ended:
@@ -24,7 +24,7 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 	if (!run.tracker.tasksStopped) run = await stopTasks(deps, run);
 
 	const effects = plannedEffects(run, deps);
-	let tracker: Source | undefined;
+	let tracker: Tracker | undefined;
 	try {
 		tracker = effects.length ? deps.tracker(run.source) : undefined;
 	} catch (err) {
@@ -162,7 +162,7 @@ function issueEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
 	return effects;
 }
 
-async function attachLinks(t: Source, run: Run): Promise<void> {
+async function attachLinks(t: Tracker, run: Run): Promise<void> {
 	const id = run.issue?.id ?? run.issueId;
 	for (const pr of prUrls(run)) await t.attachLink(id, pr, pullRequestTitle(pr));
 }

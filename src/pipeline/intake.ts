@@ -6,7 +6,7 @@ import { whyNotQualifying, whySessionNotLive } from "../domain/qualify";
 import { type IssueSnapshot, newRun, newStep, pickRepo, planStep, type Run } from "../domain/run";
 import { isTerminalRun, nextRunStatus } from "../domain/states";
 import { workflowStates } from "../domain/workflow";
-import { NotConfigured, type SourceIssue, TrackerError } from "../integrations/tracker";
+import { NotConfigured, TrackerError, type TrackerIssue } from "../integrations/tracker";
 import type { RunRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
@@ -93,7 +93,7 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	if (state.status === "invalid") return fail(deps, run.runId, state.error.message);
 	const config = state.config;
 
-	let found: SourceIssue;
+	let found: TrackerIssue;
 	try {
 		found = await deps.tracker(run.source).fetchIssue(run.issueKey ?? run.issueId);
 	} catch (err) {
@@ -199,7 +199,7 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 async function whyUnwanted(
 	deps: PipelineDeps,
 	run: Run,
-	issue: SourceIssue,
+	issue: TrackerIssue,
 	config: LisaConfig,
 ): Promise<string | undefined> {
 	if (!run.agentSessionId) return whyNotQualifying(run.source, issue, config.source_config);

@@ -1,7 +1,7 @@
 import type { LisaConfig } from "../config/schema";
 import { holdsIssue } from "../domain/issue-lock";
 import { issueQuery, workflowStates } from "../domain/workflow";
-import type { SourceIssue } from "../integrations/tracker";
+import type { TrackerIssue } from "../integrations/tracker";
 import type { PipelineDeps } from "./deps";
 
 // Polling mode (the original CLI's loop): find the next labelled issue in pick_from and request a
@@ -30,10 +30,10 @@ async function ownerOf(
  * Issues left in `in_progress` (with the label) by a run that no longer owns them go back to
  * `pick_from`, so they are picked again. Issues a run works on or still finishes are left alone.
  */
-export async function recoverOrphans(deps: PollDeps, config: LisaConfig): Promise<SourceIssue[]> {
+export async function recoverOrphans(deps: PollDeps, config: LisaConfig): Promise<TrackerIssue[]> {
 	const sc = config.source_config;
 	const tracker = deps.tracker(config.source);
-	const recovered: SourceIssue[] = [];
+	const recovered: TrackerIssue[] = [];
 	for (const issue of await tracker.nextIssues(issueQuery(sc, sc.in_progress))) {
 		if (await ownerOf(deps, config.source, issue.id)) continue;
 		await tracker.moveTo(issue.id, sc.pick_from, workflowStates(sc));
@@ -46,7 +46,7 @@ export async function recoverOrphans(deps: PollDeps, config: LisaConfig): Promis
 export async function nextIssue(
 	deps: PollDeps,
 	config: LisaConfig,
-): Promise<SourceIssue | undefined> {
+): Promise<TrackerIssue | undefined> {
 	const candidates = await deps.tracker(config.source).nextIssues(issueQuery(config.source_config));
 	for (const issue of candidates) if (!(await ownerOf(deps, config.source, issue.id))) return issue;
 	return undefined;
@@ -56,7 +56,7 @@ export async function nextIssue(
 export async function requestRun(
 	deps: PollDeps,
 	source: LisaConfig["source"],
-	issue: Pick<SourceIssue, "id" | "key">,
+	issue: Pick<TrackerIssue, "id" | "key">,
 ): Promise<string> {
 	const runId = deps.newRunId();
 	await deps.queue.send("intake", {

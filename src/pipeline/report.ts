@@ -7,7 +7,7 @@ import {
 	startedAction,
 	stepAction,
 } from "../integrations/linear/session";
-import { NotConfigured, type Source, TrackerError } from "../integrations/tracker";
+import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 
@@ -44,7 +44,7 @@ async function claimPost(
 	return res?.changed ? res.run : undefined;
 }
 
-function sourceOf(deps: PipelineDeps, run: Run): Source | undefined {
+function trackerOf(deps: PipelineDeps, run: Run): Tracker | undefined {
 	try {
 		return deps.tracker(run.source);
 	} catch (err) {
@@ -58,10 +58,10 @@ async function bestEffort(
 	deps: PipelineDeps,
 	run: Run,
 	what: string,
-	post: (source: Source) => Promise<void>,
+	post: (tracker: Tracker) => Promise<void>,
 ): Promise<boolean> {
-	const source = sourceOf(deps, run);
-	if (!source) {
+	const tracker = trackerOf(deps, run);
+	if (!tracker) {
 		await note(
 			deps,
 			run.runId,
@@ -71,7 +71,7 @@ async function bestEffort(
 		return false;
 	}
 	try {
-		await post(source);
+		await post(tracker);
 		return true;
 	} catch (err) {
 		const reason = err instanceof TrackerError ? err.message : String(err);
@@ -81,9 +81,9 @@ async function bestEffort(
 	}
 }
 
-const postActivity = (run: Run, content: SessionActivity) => async (source: Source) => {
-	if (!source.sessions || !run.agentSessionId) return;
-	await source.sessions.activity(run.agentSessionId, content);
+const postActivity = (run: Run, content: SessionActivity) => async (tracker: Tracker) => {
+	if (!tracker.sessions || !run.agentSessionId) return;
+	await tracker.sessions.activity(run.agentSessionId, content);
 };
 
 /**

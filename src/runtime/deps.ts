@@ -7,7 +7,7 @@ import { newRunId } from "../domain/ids";
 import { gitHubIssuesRepo } from "../domain/workflow";
 import { GitHubTracker } from "../integrations/github/issues";
 import { LinearTracker } from "../integrations/linear/client";
-import { NotConfigured, type Source } from "../integrations/tracker";
+import { NotConfigured, type Tracker } from "../integrations/tracker";
 import { TrelloTracker } from "../integrations/trello/client";
 import type { Launcher } from "../launcher/launcher";
 import { createLogger, type Logger } from "../log";
@@ -20,9 +20,9 @@ import { type DynamoStore, storeAndQueue } from "./aws";
 export function trackerFactory(
 	settings: Settings,
 	config: () => ConfigState,
-): (source: SourceName) => Source {
-	const made = new Map<SourceName, Source>();
-	const make = (source: SourceName): Source => {
+): (source: SourceName) => Tracker {
+	const made = new Map<SourceName, Tracker>();
+	const make = (source: SourceName): Tracker => {
 		switch (source) {
 			case "linear":
 				if (!settings.linear.apiKey) throw new NotConfigured("LINEAR_API_KEY is not set");

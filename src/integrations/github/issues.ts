@@ -1,6 +1,6 @@
 import { Octokit } from "octokit";
 import { sameName } from "../../domain/workflow";
-import { type IssueQuery, type Source, type SourceIssue, TrackerError } from "../tracker";
+import { type IssueQuery, type Tracker, TrackerError, type TrackerIssue } from "../tracker";
 
 // GitHub Issues through octokit. The trigger is a label; workflow states are status labels, except
 // the names "open" and "closed", which are the issue's own state (so `pick_from: open` needs no
@@ -76,8 +76,8 @@ export function githubClient(token?: string, apiUrl?: string): Octokit {
 	});
 }
 
-/** The issue as the source port returns it; `ref` is the issue asked for. */
-function toIssue(i: ApiIssue, ref: GitHubIssueRef): SourceIssue {
+/** The issue as the tracker port returns it; `ref` is the issue asked for. */
+function toIssue(i: ApiIssue, ref: GitHubIssueRef): TrackerIssue {
 	const id = gitHubIssueId(ref);
 	return {
 		id,
@@ -104,7 +104,7 @@ function failure(what: string, err: unknown): TrackerError {
 	});
 }
 
-export class GitHubTracker implements Source {
+export class GitHubTracker implements Tracker {
 	readonly name = "github" as const;
 	private login?: Promise<string | undefined>;
 
@@ -156,12 +156,12 @@ export class GitHubTracker implements Source {
 		}
 	}
 
-	async fetchIssue(ref: string): Promise<SourceIssue> {
+	async fetchIssue(ref: string): Promise<TrackerIssue> {
 		const issue = await this.issue(ref);
 		return toIssue(issue, issue.ref);
 	}
 
-	async nextIssues(query: IssueQuery, limit = 50): Promise<SourceIssue[]> {
+	async nextIssues(query: IssueQuery, limit = 50): Promise<TrackerIssue[]> {
 		const repo = query.team ?? this.opts.defaultRepo?.();
 		if (!repo?.includes("/"))
 			throw new TrackerError("GitHub Issues needs source_config.team: owner/name", false);

@@ -5,9 +5,9 @@ import {
 	type AgentSessions,
 	type IssueQuery,
 	type SessionActivity,
-	type Source,
-	type SourceIssue,
+	type Tracker,
 	TrackerError,
+	type TrackerIssue,
 } from "../tracker";
 
 const TRANSIENT: ReadonlySet<string> = new Set([
@@ -61,7 +61,7 @@ const AGENT_SESSION = `query LisaAgentSession($id: String!) {
 /** Linear's closed issues: the workflow state types of finished work. */
 const CLOSED_STATE_TYPES = new Set(["completed", "canceled"]);
 
-function toIssue(n: IssueNode): SourceIssue {
+function toIssue(n: IssueNode): TrackerIssue {
 	return {
 		id: n.id,
 		key: n.identifier,
@@ -129,7 +129,7 @@ export function linearClient(apiKey: string, apiUrl?: string): LinearClient {
  * `LINEAR_API_KEY` is a personal API key, or the OAuth access token of Lisa's Linear app
  * (`lin_oauth_…`, installed with actor=app), which agent sessions need.
  */
-export class LinearTracker implements Source {
+export class LinearTracker implements Tracker {
 	readonly name = "linear" as const;
 	readonly sessions: AgentSessions;
 	private viewerId?: Promise<string>;
@@ -146,7 +146,7 @@ export class LinearTracker implements Source {
 		return new LinearTracker(linearClient(apiKey, apiUrl));
 	}
 
-	fetchIssue(ref: string): Promise<SourceIssue> {
+	fetchIssue(ref: string): Promise<TrackerIssue> {
 		const id = linearIssueRef(ref);
 		return call(`fetching issue ${id}`, async () => {
 			const res = await this.client.client
@@ -157,7 +157,7 @@ export class LinearTracker implements Source {
 		});
 	}
 
-	nextIssues(query: IssueQuery, limit = 50): Promise<SourceIssue[]> {
+	nextIssues(query: IssueQuery, limit = 50): Promise<TrackerIssue[]> {
 		const filter: Record<string, unknown> = {
 			labels: { some: { name: { eqIgnoreCase: query.label } } },
 			state: { name: { eqIgnoreCase: query.state } },

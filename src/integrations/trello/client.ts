@@ -1,5 +1,5 @@
 import { sameName } from "../../domain/workflow";
-import { type IssueQuery, type Source, type SourceIssue, TrackerError } from "../tracker";
+import { type IssueQuery, type Tracker, TrackerError, type TrackerIssue } from "../tracker";
 
 // Trello through its REST API, with the original CLI's calls (seeds-originals §A5): lists are the
 // workflow states, labels are matched by name, the PR is a card attachment.
@@ -34,8 +34,8 @@ export function trelloCardRef(ref: string): string {
 	return ref.match(/\/c\/([A-Za-z0-9]+)/)?.[1] ?? ref.trim();
 }
 
-/** The card as the source port returns it; `list` is the name of the list it is in. */
-function toIssue(card: Card, list: string): SourceIssue {
+/** The card as the tracker port returns it; `list` is the name of the list it is in. */
+function toIssue(card: Card, list: string): TrackerIssue {
 	return {
 		id: card.id,
 		key: card.shortLink,
@@ -49,7 +49,7 @@ function toIssue(card: Card, list: string): SourceIssue {
 	};
 }
 
-export class TrelloTracker implements Source {
+export class TrelloTracker implements Tracker {
 	readonly name = "trello" as const;
 	private memberId?: Promise<string>;
 
@@ -128,7 +128,7 @@ export class TrelloTracker implements Source {
 	}
 
 	/** The card with the list it is in (one request: `list=true`). */
-	async fetchIssue(ref: string): Promise<SourceIssue> {
+	async fetchIssue(ref: string): Promise<TrackerIssue> {
 		const card = await this.card(ref, CARD_FIELDS, { list: "true" });
 		return toIssue(card, card.list?.name ?? "");
 	}
@@ -163,7 +163,7 @@ export class TrelloTracker implements Source {
 		return this.get<Named[]>(`/boards/${boardId}/labels`, "listing labels", { fields: "name" });
 	}
 
-	async nextIssues(query: IssueQuery, limit = 50): Promise<SourceIssue[]> {
+	async nextIssues(query: IssueQuery, limit = 50): Promise<TrackerIssue[]> {
 		if (!query.team)
 			throw new TrackerError("Trello needs source_config.team (the board's name)", false);
 		const board = await this.boardByName(query.team);

@@ -3,7 +3,13 @@ import type { Context } from "hono";
 import type { LisaConfig, SourceName } from "../config/schema";
 import { issueRefSchema } from "../domain/ids";
 import { NotConfigured } from "../integrations/tracker";
-import { type EventMessage, type MessageOf, QUEUES, type QueueName } from "../queue/messages";
+import {
+	type EventMessage,
+	type MessageOf,
+	QUEUES,
+	type QueueName,
+	runRequested,
+} from "../queue/messages";
 import type { ApiDeps } from "./deps";
 
 // Webhook deliveries are deduplicated on what their signature covers, never on a header an
@@ -153,17 +159,17 @@ export function acceptDelivery(
 	return claimAndSend(c, deps, delivery, {
 		queue: "intake",
 		claimId: deps.newRunId(),
-		message: (runId, requestedAt) => ({
-			type: "run.requested",
-			source: delivery.source,
-			issueId: req.issueId,
-			issueKey: req.issueKey,
-			trigger: "webhook",
-			deliveryId: delivery.id,
-			requestedAt,
-			runId,
-			...(req.agentSessionId ? { agentSessionId: req.agentSessionId } : {}),
-		}),
+		message: (runId, requestedAt) =>
+			runRequested({
+				source: delivery.source,
+				issueId: req.issueId,
+				issueKey: req.issueKey,
+				trigger: "webhook",
+				deliveryId: delivery.id,
+				requestedAt,
+				runId,
+				...(req.agentSessionId ? { agentSessionId: req.agentSessionId } : {}),
+			}),
 		answer: (runId) => ({ runId }),
 		// The intake creates the run first thing: once it exists, the message arrived.
 		tookEffect: async (runId) => (await deps.store.getRun(runId)) !== undefined,

@@ -2,6 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { z } from "zod";
 import { isTerminalRun } from "../domain/states";
+import { cancelRequested, runRequested } from "../queue/messages";
 import { InvalidCursor } from "../store";
 import type { ApiDeps } from "./deps";
 import { runView } from "./run-view";
@@ -109,14 +110,16 @@ export function runsRoutes(deps: ApiDeps): Hono {
 				400,
 			);
 		const id = deps.newRunId();
-		await deps.queue.send("intake", {
-			type: "run.requested",
-			source,
-			issueId: body.issue,
-			trigger: "api",
-			requestedAt: deps.now().toISOString(),
-			runId: id,
-		});
+		await deps.queue.send(
+			"intake",
+			runRequested({
+				source,
+				issueId: body.issue,
+				trigger: "api",
+				requestedAt: deps.now().toISOString(),
+				runId: id,
+			}),
+		);
 		return c.json({ id }, 202);
 	});
 
@@ -124,12 +127,14 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
 		if (isTerminalRun(run.status)) return c.json({ error: `run already ${run.status}` }, 409);
-		await deps.queue.send("events", {
-			type: "run.cancel",
-			runId: run.runId,
-			reason: "cancelled through the API",
-			requestedAt: deps.now().toISOString(),
-		});
+		await deps.queue.send(
+			"events",
+			cancelRequested({
+				runId: run.runId,
+				reason: "cancelled through the API",
+				requestedAt: deps.now().toISOString(),
+			}),
+		);
 		return c.json({ id: run.runId, status: "cancelling" }, 202);
 	});
 
@@ -138,16 +143,18 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		if (!run) return c.json({ error: "run not found" }, 404);
 		if (!isTerminalRun(run.status)) return c.json({ error: `run is still ${run.status}` }, 409);
 		const id = deps.newRunId();
-		await deps.queue.send("intake", {
-			type: "run.requested",
-			source: run.source,
-			issueId: run.issueId,
-			issueKey: run.issueKey,
-			trigger: "retry",
-			requestedAt: deps.now().toISOString(),
-			runId: id,
-			retryOf: run.runId,
-		});
+		await deps.queue.send(
+			"intake",
+			runRequested({
+				source: run.source,
+				issueId: run.issueId,
+				issueKey: run.issueKey,
+				trigger: "retry",
+				requestedAt: deps.now().toISOString(),
+				runId: id,
+				retryOf: run.runId,
+			}),
+		);
 		return c.json({ id, retryOf: run.runId }, 202);
 	});
 

@@ -192,3 +192,11 @@ export const statsAnswer = z.object({
 export const startedAnswer = z.object({ id: z.string() });
 export const cancellingAnswer = z.object({ id: z.string(), status: z.literal("cancelling") });
 export const retriedAnswer = z.object({ id: z.string(), retryOf: z.string() });
+
+// The wire types, for the API's clients (the CLI, the dashboard, the tests): one definition, these schemas.
+export type RunAnswer = z.output<typeof runAnswer>;
+export type StepAnswer = RunAnswer["steps"][number];
+export type RunsAnswer = z.output<typeof runsAnswer>;
+export type EventsAnswer = z.output<typeof eventsAnswer>;
+export type EventAnswer = EventsAnswer["events"][number];
+export type StatsAnswer = z.output<typeof statsAnswer>;

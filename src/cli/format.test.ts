@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { RunView } from "./api-types";
+import type { RunAnswer } from "../api/schemas";
 import { changedLines, duration, overview, redraw, runDetail, runsTable, table } from "./format";
 
-const run = (over: Partial<RunView> = {}): RunView => ({
+const run = (over: Partial<RunAnswer> = {}): RunAnswer => ({
 	id: "01RUN",
+	runId: "01RUN",
 	source: "linear",
 	issueId: "uuid-1",
 	issueKey: "ENG-7",
@@ -13,7 +14,16 @@ const run = (over: Partial<RunView> = {}): RunView => ({
 	steps: [],
 	createdAt: "2025-01-01T10:00:00.000Z",
 	updatedAt: "2025-01-01T10:00:05.000Z",
+	repos: [],
+	provider: null,
+	durationSeconds: 5,
+	usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
 	prUrls: [],
+	links: {
+		dashboard: "/runs/01RUN",
+		events: "/api/runs/01RUN/events",
+		stream: "/api/runs/01RUN/stream",
+	},
 	...over,
 });
 

@@ -1,5 +1,5 @@
+import type { EventAnswer, RunAnswer, StatsAnswer, StepAnswer } from "../api/schemas";
 import { RUN_STATUSES } from "../domain/states";
-import type { EventView, RunView, StatsView, StepView } from "./api-types";
 
 // Pure text for `lisa runs` and `lisa status`: no I/O, no clock (callers pass `now`).
 
@@ -24,16 +24,16 @@ export function duration(seconds: number): string {
 	return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
-export function runDuration(run: Pick<RunView, "createdAt" | "finishedAt">, now: Date): string {
+export function runDuration(run: Pick<RunAnswer, "createdAt" | "finishedAt">, now: Date): string {
 	const end = run.finishedAt ? Date.parse(run.finishedAt) : now.getTime();
 	return duration((end - Date.parse(run.createdAt)) / 1000);
 }
 
-const issueName = (run: Pick<RunView, "issueKey" | "issueId">) => run.issueKey ?? run.issueId;
-const codeSteps = (run: RunView) => run.steps.filter((s) => s.kind !== "plan");
+const issueName = (run: Pick<RunAnswer, "issueKey" | "issueId">) => run.issueKey ?? run.issueId;
+const codeSteps = (run: RunAnswer) => run.steps.filter((s) => s.kind !== "plan");
 const unique = (xs: (string | undefined)[]) => [...new Set(xs.filter((x): x is string => !!x))];
 
-export function runsTable(runs: RunView[], now: Date): string[] {
+export function runsTable(runs: RunAnswer[], now: Date): string[] {
 	return table(
 		["ID", "STATUS", "ISSUE", "REPOS", "PROVIDER", "DURATION", "PRS"],
 		runs.map((r) => [
@@ -53,7 +53,7 @@ const oneLine = (text: string, max = 160) => {
 	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 };
 
-function stepLine(step: StepView, repoWidth: number): string {
+function stepLine(step: StepAnswer, repoWidth: number): string {
 	const repo = step.kind === "plan" ? "(plan)" : step.repo;
 	const where = step.prUrl ?? step.branch ?? "";
 	return [
@@ -70,13 +70,13 @@ function stepLine(step: StepView, repoWidth: number): string {
 		.trimEnd();
 }
 
-export function eventLine(e: EventView): string {
+export function eventLine(e: EventAnswer): string {
 	const step = e.step === undefined ? "" : ` #${e.step}`;
 	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message)}`;
 }
 
 /** One run: header, a line per step, and the last `recent` timeline messages (times in UTC). */
-export function runDetail(run: RunView, events: EventView[], recent = 5): string[] {
+export function runDetail(run: RunAnswer, events: EventAnswer[], recent = 5): string[] {
 	const title = run.title ? ` "${run.title}"` : "";
 	// No clock here: a watched run's header changes only when the run does.
 	const when = run.finishedAt
@@ -98,7 +98,11 @@ export function runDetail(run: RunView, events: EventView[], recent = 5): string
 }
 
 /** `lisa status` without a run: counts, success rate and the active runs. */
-export function overview(stats: StatsView, active: RunView[], now: Date): string[] {
+export function overview(
+	stats: Pick<StatsAnswer, "counts" | "total" | "successRate">,
+	active: RunAnswer[],
+	now: Date,
+): string[] {
 	const counts = RUN_STATUSES.map((s) => `${s} ${stats.counts[s] ?? 0}`).join(" · ");
 	const rate =
 		stats.successRate === null ? "no finished runs" : `${Math.round(stats.successRate * 100)}%`;

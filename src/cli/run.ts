@@ -7,6 +7,7 @@ import { issueQuery } from "../domain/workflow";
 import type { TrackerIssue } from "../integrations/tracker";
 import { startLocalStack } from "../local/stack";
 import { nextIssue, type PollDeps, recoverOrphans, requestRun } from "../pipeline/poll";
+import { cancelRequested } from "../queue/messages";
 import { trackerFactory } from "../runtime/deps";
 import { agentsLine } from "./doctor";
 
@@ -67,12 +68,14 @@ async function waitForRun(ctx: LoopContext, runId: string): Promise<Run | undefi
 
 /** Cancels the active run through the pipeline (the issue goes back to pick_from) and waits ≤ 5 s. */
 async function cancelActive(ctx: LoopContext, runId: string): Promise<void> {
-	await ctx.deps.queue.send("events", {
-		type: "run.cancel",
-		runId,
-		reason: "lisa run was interrupted",
-		requestedAt: ctx.deps.now().toISOString(),
-	});
+	await ctx.deps.queue.send(
+		"events",
+		cancelRequested({
+			runId,
+			reason: "lisa run was interrupted",
+			requestedAt: ctx.deps.now().toISOString(),
+		}),
+	);
 	const deadline = Date.now() + 5_000;
 	while (Date.now() < deadline) {
 		const run = await ctx.deps.store.getRun(runId);

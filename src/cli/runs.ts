@@ -1,4 +1,4 @@
-import type { RunsPage } from "./api-types";
+import type { RunsAnswer } from "../api/schemas";
 import type { LisaClient } from "./client";
 import { runsTable } from "./format";
 
@@ -23,7 +23,7 @@ export async function runsCommand(
 	now = new Date(),
 ): Promise<number> {
 	const { json, ...query } = opts;
-	const { text, body } = await client.get<RunsPage>("/api/runs", query);
+	const { text, body } = await client.get<RunsAnswer>("/api/runs", query);
 	if (json) {
 		print(text);
 		return 0;

@@ -1,5 +1,6 @@
+import type { EventAnswer, EventsAnswer, RunAnswer, RunsAnswer, StatsAnswer } from "../api/schemas";
+import { runEnded } from "../domain/events";
 import { isTerminalRun } from "../domain/states";
-import type { EventsPage, EventView, RunsPage, RunView, StatsView } from "./api-types";
 import type { LisaClient } from "./client";
 import { CliError } from "./exit";
 import { changedLines, overview, redraw, runDetail } from "./format";
@@ -24,7 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The run's timeline, read incrementally: each poll resumes from the last page it read. */
 class Timeline {
-	readonly events: EventView[] = [];
+	readonly events: EventAnswer[] = [];
 	private readonly seen = new Set<string>();
 	private cursor: string | undefined;
 
@@ -36,7 +37,7 @@ class Timeline {
 	async poll(): Promise<void> {
 		const path = `/api/runs/${encodeURIComponent(this.runId)}/events`;
 		for (;;) {
-			const { body } = await this.client.get<EventsPage>(
+			const { body } = await this.client.get<EventsAnswer>(
 				path,
 				{ limit: "500", cursor: this.cursor },
 				`no run ${this.runId}`,
@@ -66,7 +67,7 @@ class Timeline {
 }
 
 async function getRun(client: LisaClient, runId: string) {
-	return client.get<RunView>(`/api/runs/${encodeURIComponent(runId)}`, {}, `no run ${runId}`);
+	return client.get<RunAnswer>(`/api/runs/${encodeURIComponent(runId)}`, {}, `no run ${runId}`);
 }
 
 async function showRun(client: LisaClient, runId: string, opts: StatusOptions, out: Output) {
@@ -93,7 +94,7 @@ async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, 
 			lastJson = text;
 		} else {
 			await timeline.poll();
-			if (isTerminalRun(run.status)) await timeline.until(`run.${run.status}`, 3_000, 200);
+			if (isTerminalRun(run.status)) await timeline.until(runEnded(run.status), 3_000, 200);
 			const lines = runDetail(run, timeline.events);
 			out.write(
 				out.isTTY
@@ -112,10 +113,10 @@ async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, 
 const ACTIVE = ["running", "planning", "queued"] as const;
 
 async function showOverview(client: LisaClient, opts: StatusOptions, out: Output) {
-	const { body: stats } = await client.get<StatsView>("/api/stats");
-	const active: RunView[] = [];
+	const { body: stats } = await client.get<StatsAnswer>("/api/stats");
+	const active: RunAnswer[] = [];
 	for (const status of ACTIVE)
-		active.push(...(await client.get<RunsPage>("/api/runs", { status, limit: "100" })).body.runs);
+		active.push(...(await client.get<RunsAnswer>("/api/runs", { status, limit: "100" })).body.runs);
 	if (opts.json) out.write(`${JSON.stringify({ stats, active })}\n`);
 	else out.write(`${overview(stats, active, new Date()).join("\n")}\n`);
 	return 0;

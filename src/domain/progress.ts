@@ -1,4 +1,4 @@
-import type { StepFinished } from "../queue/messages";
+import { type StepFinished, stepFinished } from "../queue/messages";
 import { type Plan, validatePlan } from "./plan";
 import {
 	newStep,
@@ -28,8 +28,7 @@ export type StepOutcome = StepFinished & {
 
 /** The message a stored report stands for (re-sent when the task's own message was lost). */
 export function reportMessage(runId: string, stepIndex: number, report: StepReport): StepFinished {
-	return {
-		type: "step.finished",
+	return stepFinished({
 		runId,
 		stepIndex,
 		attempt: report.attempt,
@@ -41,7 +40,7 @@ export function reportMessage(runId: string, stepIndex: number, report: StepRepo
 		provider: report.provider,
 		plan: report.plan,
 		usage: report.usage,
-	};
+	});
 }
 
 /** What a decision rests on: a synthetic failure gives way to the report stored for its attempt. */

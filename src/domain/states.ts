@@ -106,7 +106,9 @@ export function canStep(from: StepStatus, event: StepEvent): boolean {
 	return STEP_TRANSITIONS[from][event] !== undefined;
 }
 
-export function isTerminalRun(status: RunStatus): boolean {
+export type TerminalRunStatus = "succeeded" | "failed" | "cancelled";
+
+export function isTerminalRun(status: RunStatus): status is TerminalRunStatus {
 	return status === "succeeded" || status === "failed" || status === "cancelled";
 }
 

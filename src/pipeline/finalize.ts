@@ -5,6 +5,7 @@ import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
 import { finalActivity } from "../integrations/linear/session";
 import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
+import { runRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 import { recordProgress } from "./report";
@@ -100,17 +101,19 @@ async function releaseSlot(deps: PipelineDeps, runId: string): Promise<void> {
 
 /** Sends a queued run's request again (idempotent: the intake resumes the same run). */
 export async function redrive(deps: PipelineDeps, run: Run): Promise<void> {
-	await deps.queue.send("intake", {
-		type: "run.requested",
-		source: run.source,
-		issueId: run.issueId,
-		issueKey: run.issueKey,
-		trigger: run.trigger,
-		deliveryId: run.deliveryId,
-		requestedAt: run.createdAt,
-		runId: run.runId,
-		...(run.agentSessionId ? { agentSessionId: run.agentSessionId } : {}),
-	});
+	await deps.queue.send(
+		"intake",
+		runRequested({
+			source: run.source,
+			issueId: run.issueId,
+			issueKey: run.issueKey,
+			trigger: run.trigger,
+			deliveryId: run.deliveryId,
+			requestedAt: run.createdAt,
+			runId: run.runId,
+			...(run.agentSessionId ? { agentSessionId: run.agentSessionId } : {}),
+		}),
+	);
 }
 
 function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {

@@ -1,3 +1,4 @@
+import type { TimelineEventType } from "../domain/events";
 import type { Run, RunPatch } from "../domain/run";
 import { VersionConflict } from "../store";
 import type { PipelineDeps } from "./deps";
@@ -32,7 +33,7 @@ export async function mutate<T extends { patch?: RunPatch }>(
 export async function note(
 	deps: Pick<PipelineDeps, "store" | "log">,
 	runId: string,
-	type: string,
+	type: TimelineEventType,
 	message: string,
 	extra: { step?: number; data?: Record<string, unknown> } = {},
 ): Promise<void> {

@@ -2,6 +2,7 @@ import type { LisaConfig } from "../config/schema";
 import { holdsIssue } from "../domain/issue-lock";
 import { issueQuery, workflowStates } from "../domain/workflow";
 import type { TrackerIssue } from "../integrations/tracker";
+import { runRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 
 // Polling mode (the original CLI's loop): find the next labelled issue in pick_from and request a
@@ -59,14 +60,16 @@ export async function requestRun(
 	issue: Pick<TrackerIssue, "id" | "key">,
 ): Promise<string> {
 	const runId = deps.newRunId();
-	await deps.queue.send("intake", {
-		type: "run.requested",
-		source,
-		issueId: issue.id,
-		issueKey: issue.key,
-		trigger: "poll",
-		requestedAt: deps.now().toISOString(),
-		runId,
-	});
+	await deps.queue.send(
+		"intake",
+		runRequested({
+			source,
+			issueId: issue.id,
+			issueKey: issue.key,
+			trigger: "poll",
+			requestedAt: deps.now().toISOString(),
+			runId,
+		}),
+	);
 	return runId;
 }

@@ -1,3 +1,4 @@
+import { runEnded, type TimelineEventType } from "../domain/events";
 import type { Plan } from "../domain/plan";
 import {
 	cancelPatch,
@@ -9,7 +10,7 @@ import {
 import type { Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { launchRepos } from "../launcher/launcher";
-import type { CancelRequested, StepLaunch } from "../queue/messages";
+import { type CancelRequested, type StepLaunch, stepFinished, stepLaunch } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
@@ -67,7 +68,7 @@ export async function scheduleLaunch(deps: PipelineDeps, run: Run, index: number
 	const wait = Math.ceil((Date.parse(step.notBefore) - deps.now().getTime()) / 1000);
 	await deps.queue.send(
 		"events",
-		{ type: "step.launch", runId: run.runId, stepIndex: index, attempt: step.attempt },
+		stepLaunch({ runId: run.runId, stepIndex: index, attempt: step.attempt }),
 		{ delaySeconds: Math.min(MAX_RETRY_DELAY_SECONDS, Math.max(0, wait)) },
 	);
 }
@@ -126,17 +127,23 @@ export async function failAttempt(
 	runId: string,
 	stepIndex: number,
 	attempt: number,
-	failure: { event: string; error: string; transient: boolean; data?: Record<string, unknown> },
+	failure: {
+		event: TimelineEventType;
+		error: string;
+		transient: boolean;
+		data?: Record<string, unknown>;
+	},
 ): Promise<void> {
 	await note(deps, runId, failure.event, failure.error, { step: stepIndex, data: failure.data });
 	await handleStepFinished(deps, {
-		type: "step.finished",
-		runId,
-		stepIndex,
-		attempt,
-		outcome: "failed",
-		transient: failure.transient,
-		error: failure.error,
+		...stepFinished({
+			runId,
+			stepIndex,
+			attempt,
+			outcome: "failed",
+			transient: failure.transient,
+			error: failure.error,
+		}),
 		synthetic: true,
 	});
 }
@@ -223,12 +230,13 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 						data: reportData(msg),
 					},
 				);
-			await note(
-				deps,
-				run.runId,
-				`run.${run.status}`,
-				run.status === "succeeded" ? "run succeeded" : `run ${run.status}: ${run.error ?? ""}`,
-			);
+			if (isTerminalRun(run.status))
+				await note(
+					deps,
+					run.runId,
+					runEnded(run.status),
+					run.status === "succeeded" ? "run succeeded" : `run ${run.status}: ${run.error ?? ""}`,
+				);
 			await finalize(deps, run.runId);
 			return;
 	}

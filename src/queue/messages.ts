@@ -101,6 +101,20 @@ export const eventMessageSchema = z.discriminatedUnion("type", [
 ]);
 export type EventMessage = z.infer<typeof eventMessageSchema>;
 
+/**
+ * The one way to make each message: the constructor sets its `type`, the compiler checks the rest
+ * and the queue validates it again on send.
+ */
+function message<M extends { type: string }>(type: M["type"]) {
+	return (fields: Omit<M, "type">): M => ({ type, ...fields }) as M;
+}
+export const runRequested = message<RunRequested>("run.requested");
+export const stepFinished = message<StepFinished>("step.finished");
+export const stepLaunch = message<StepLaunch>("step.launch");
+export const cancelRequested = message<CancelRequested>("run.cancel");
+export const sessionPrompted = message<SessionPrompted>("session.prompted");
+export const pullRequestClosed = message<PullRequestClosedMessage>("pr.closed");
+
 export const QUEUES = { intake: runRequestedSchema, events: eventMessageSchema } as const;
 export type QueueName = keyof typeof QUEUES;
 export type MessageOf<Q extends QueueName> = z.infer<(typeof QUEUES)[Q]>;

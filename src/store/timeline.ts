@@ -1,10 +1,11 @@
+import type { TimelineEventType } from "../domain/events";
 import type { Page } from "./runs";
 
 /** One entry of a run's timeline. */
 export interface RunEvent {
 	id: string;
 	at: string;
-	type: string;
+	type: TimelineEventType;
 	step?: number;
 	message: string;
 	data?: Record<string, unknown>;

@@ -434,7 +434,7 @@ describe("item 12: bad input to the API", () => {
 		const [a, b] = (await linear.api<{ runs: { id: string }[] }>("/api/runs?limit=2")).body.runs;
 		if (!a || !b) throw new Error("two runs expected");
 		for (let i = 0; i < 3; i++)
-			await storeOf(linear).appendEvent(a.id, { type: "note", message: `n${i}` });
+			await storeOf(linear).appendEvent(a.id, { type: "agent.output", message: `n${i}` });
 		const events = await linear.api<{ nextCursor: string }>(`/api/runs/${a.id}/events?limit=1`);
 		const eventCursor = events.body.nextCursor;
 

@@ -222,7 +222,7 @@ describe("GET /api/runs", () => {
 	it("pages a run's timeline, and answers 404 and 400 where it should", async () => {
 		const run = seeded[3] as Run;
 		for (let i = 0; i < 7; i++)
-			await store().appendEvent(run.runId, { type: "note", message: `n${i}` });
+			await store().appendEvent(run.runId, { type: "agent.output", message: `n${i}` });
 		const first = await json(await get(`/api/runs/${run.runId}/events?limit=4`), eventsAnswer);
 		expect(first.nextCursor).not.toBeNull();
 		const second = await json(
@@ -364,7 +364,7 @@ describe("a run, live", () => {
 	it("answers with what is there and ends where responses are buffered (Lambda)", async () => {
 		if (!w.stack) throw new Error("no stack");
 		const run = await seed({ at: new Date().toISOString(), status: "running" });
-		await store().appendEvent(run.runId, { type: "note", message: "hello" });
+		await store().appendEvent(run.runId, { type: "agent.output", message: "hello" });
 		const app = w.appWith({ liveStream: false });
 		const res = await app.request(`/api/runs/${run.runId}/stream`, {
 			headers: auth(w.stack.apiToken),

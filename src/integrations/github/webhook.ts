@@ -15,6 +15,7 @@ import type { ApiDeps } from "../../api/deps";
 import { isRunId } from "../../domain/ids";
 import { prUrls } from "../../domain/run";
 import { gitHubIssuesRepo } from "../../domain/workflow";
+import { pullRequestClosed } from "../../queue/messages";
 import { type GitHubWebhook, gitHubVerdict } from "./trigger";
 
 /**
@@ -93,13 +94,17 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	if (!run) return ignored(c, `run ${verdict.runId} does not exist`);
 	if (!prUrls(run).includes(verdict.prUrl))
 		return ignored(c, `${verdict.prUrl} is not a pull request of run ${run.runId}`);
-	return forwardDelivery(c, deps, delivery, {
-		type: "pr.closed",
-		runId: run.runId,
-		prUrl: verdict.prUrl,
-		merged: verdict.merged,
-		at: verdict.at ?? deps.now().toISOString(),
-		by: verdict.by,
-		mergeCommitSha: verdict.mergeCommitSha,
-	});
+	return forwardDelivery(
+		c,
+		deps,
+		delivery,
+		pullRequestClosed({
+			runId: run.runId,
+			prUrl: verdict.prUrl,
+			merged: verdict.merged,
+			at: verdict.at ?? deps.now().toISOString(),
+			by: verdict.by,
+			mergeCommitSha: verdict.mergeCommitSha,
+		}),
+	);
 }

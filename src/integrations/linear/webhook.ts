@@ -13,7 +13,7 @@ import {
 import { verifiedJson } from "../../api/body";
 import type { ApiDeps } from "../../api/deps";
 import { isTerminalRun } from "../../domain/states";
-import { MAX_SESSION_PROMPT } from "../../queue/messages";
+import { cancelRequested, MAX_SESSION_PROMPT, sessionPrompted } from "../../queue/messages";
 import { type AgentSessionEvent, agentSessionVerdict } from "./session";
 import { type LinearIssueEvent, linearIssueVerdict } from "./trigger";
 
@@ -107,20 +107,28 @@ async function agentSessionEvent(
 	const requestedAt = deps.now().toISOString();
 	if (verdict.kind === "stop") {
 		if (isTerminalRun(run.status)) return ignored(c, `run ${run.runId} already ${run.status}`);
-		return forwardDelivery(c, deps, delivery, {
-			type: "run.cancel",
-			runId: run.runId,
-			reason: `stopped in Linear${verdict.by ? ` by ${verdict.by}` : ""}`,
-			requestedAt,
-		});
+		return forwardDelivery(
+			c,
+			deps,
+			delivery,
+			cancelRequested({
+				runId: run.runId,
+				reason: `stopped in Linear${verdict.by ? ` by ${verdict.by}` : ""}`,
+				requestedAt,
+			}),
+		);
 	}
-	return forwardDelivery(c, deps, delivery, {
-		type: "session.prompted",
-		runId: run.runId,
-		activityId: verdict.activityId,
-		// A follow-up longer than the run keeps is cut here, never refused (Linear would retry it).
-		body: verdict.body.slice(0, MAX_SESSION_PROMPT),
-		author: verdict.author?.slice(0, 256),
-		requestedAt,
-	});
+	return forwardDelivery(
+		c,
+		deps,
+		delivery,
+		sessionPrompted({
+			runId: run.runId,
+			activityId: verdict.activityId,
+			// A follow-up longer than the run keeps is cut here, never refused (Linear would retry it).
+			body: verdict.body.slice(0, MAX_SESSION_PROMPT),
+			author: verdict.author?.slice(0, 256),
+			requestedAt,
+		}),
+	);
 }

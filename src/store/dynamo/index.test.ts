@@ -262,7 +262,8 @@ describe("DynamoStore against dynalite", () => {
 	it("keeps an append-only timeline in order, paged", async () => {
 		const run = makeRun();
 		await store.createRun(run);
-		for (let i = 0; i < 5; i++) await store.appendEvent(run.runId, { type: "t", message: `m${i}` });
+		for (let i = 0; i < 5; i++)
+			await store.appendEvent(run.runId, { type: "agent.output", message: `m${i}` });
 		const page1 = await store.listEvents(run.runId, 3);
 		expect(page1.items.map((e) => e.message)).toEqual(["m0", "m1", "m2"]);
 		const page2 = await store.listEvents(run.runId, 3, { cursor: page1.nextCursor });

@@ -5,6 +5,7 @@ import { redact } from "../../domain/redact";
 import type { Run, StepReport } from "../../domain/run";
 import { isTransientFailure } from "../../domain/transient";
 import { attemptUsage } from "../../domain/usage";
+import { stepFinished } from "../../queue/messages";
 import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "../sandbox/identity";
 import { clearWorkspace } from "../sandbox/workspace";
 import { executePlan } from "../steps/plan";
@@ -108,13 +109,15 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		agentState: heartbeat.state,
 		heartbeatAt: report.at,
 	});
-	await deps.queue.send("events", {
-		type: "step.finished",
-		runId: req.runId,
-		stepIndex: req.stepIndex,
-		...outcome,
-		attempt: req.attempt,
-	});
+	await deps.queue.send(
+		"events",
+		stepFinished({
+			runId: req.runId,
+			stepIndex: req.stepIndex,
+			...outcome,
+			attempt: req.attempt,
+		}),
+	);
 	return report;
 }
 

@@ -1,3 +1,4 @@
+import type { TimelineEventType } from "../../domain/events";
 import { headTail, redact } from "../../domain/redact";
 import type { Logger } from "../../log";
 import type { TaskStore } from "../../store";
@@ -31,7 +32,11 @@ export class Timeline {
 		);
 	}
 
-	async add(type: string, message: string, data?: Record<string, unknown>): Promise<void> {
+	async add(
+		type: TimelineEventType,
+		message: string,
+		data?: Record<string, unknown>,
+	): Promise<void> {
 		const clean = data ? (this.cleanData(data) as Record<string, unknown>) : undefined;
 		const entry = { type, step: this.stepIndex, message: this.clean(message), data: clean };
 		this.log.info({ runId: this.runId, ...entry }, message);

@@ -1,0 +1,64 @@
+import type { TerminalRunStatus } from "./states";
+
+// Every kind of entry a run's timeline holds (GET /api/runs/:id/events, the dashboard, `lisa status`):
+// one list, so a writer cannot misspell a name a reader waits for.
+
+export const TIMELINE_EVENTS = [
+	// The run (the pipeline's handlers).
+	"run.requested",
+	"run.started",
+	"run.planning",
+	"run.waiting",
+	"run.redriven",
+	"run.succeeded",
+	"run.failed",
+	"run.cancelled",
+	// Its steps and their attempts.
+	"step.launched",
+	"step.launch_failed",
+	"step.running",
+	"step.reported",
+	"step.retry",
+	"step.succeeded",
+	"step.failed",
+	"step.lost",
+	"step.crashed",
+	"step.timed_out",
+	"task.stop_failed",
+	"attempt.superseded",
+	// Planning.
+	"plan.checked_out",
+	"plan.valid",
+	"plan.invalid",
+	"plan.discarded",
+	"plan.accepted",
+	"plan.rejected",
+	// Inside an attempt (the agent task).
+	"setup.finished",
+	"agent.started",
+	"agent.output",
+	"agent.state",
+	"agent.failed",
+	"agent.finished",
+	"agent.unavailable",
+	"agent.processes_stopped",
+	"validation.passed",
+	"validation.failed",
+	"gate.refused",
+	"publish.pushed",
+	"publish.pr",
+	"publish.related",
+	// The tracker and the pull requests.
+	"tracker.moved",
+	"tracker.error",
+	"session.acknowledged",
+	"session.prompted",
+	"pr.merged",
+	"pr.closed",
+	"message.dropped",
+] as const;
+
+export type TimelineEventType = (typeof TIMELINE_EVENTS)[number];
+
+/** The entry that ends a run's timeline: `lisa status` and the event stream wait for it. */
+export const runEnded = (status: TerminalRunStatus) => `run.${status}` as const;

@@ -9,13 +9,14 @@ import { stepFinished } from "../../queue/messages";
 import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "../sandbox/identity";
 import { clearWorkspace } from "../sandbox/workspace";
 import { executePlan } from "../steps/plan";
-import { type Attempt, execute, type Lesson, type StepRequest, type TaskDeps } from "./execute";
+import type { Attempt, Lesson, StepRequest, TaskDeps } from "./context";
+import { execute } from "./execute";
 import { type FailureKind, StepFailure } from "./failure";
 import { Heartbeat } from "./heartbeat";
 import { launchedRepos } from "./repos";
 import { Timeline } from "./timeline";
 
-export type { StepRequest, TaskDeps } from "./execute";
+export type { StepRequest, TaskDeps } from "./context";
 export { StepFailure } from "./failure";
 
 type Outcome = Omit<StepReport, "attempt" | "at">;

@@ -12,7 +12,7 @@ import {
 	gitFor,
 	runInputs,
 	stopAgent,
-} from "../attempt/execute";
+} from "../attempt/context";
 import { StepFailure } from "../attempt/failure";
 import { launchedRepo } from "../attempt/repos";
 import { readAgentFile } from "../sandbox/files";

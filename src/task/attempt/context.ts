@@ -1,0 +1,180 @@
+import type { LisaConfig, RepoConfig } from "../../config/schema";
+import type { Guardrail } from "../../domain/guardrails";
+import {
+	branchName,
+	type IssueSnapshot,
+	previousSteps,
+	type Run,
+	type Step,
+} from "../../domain/run";
+import { isTransientFailure } from "../../domain/transient";
+import type { AgentRunUsage } from "../../domain/usage";
+import type { LaunchRepo } from "../../launcher/launcher";
+import type { Logger } from "../../log";
+import type { Queue } from "../../queue/sqs";
+import type { TaskStore } from "../../store";
+import type { ChainContext } from "../agents/chain";
+import { parseModelSpec } from "../agents/fallback";
+import { stepDeadline } from "../agents/supervision";
+import { Git, gitEnv } from "../sandbox/git";
+import { type AgentScope, stopAgentProcesses } from "../sandbox/identity";
+import type { PreviousStep } from "../steps/prompt";
+import { StepFailure } from "./failure";
+import type { Heartbeat } from "./heartbeat";
+import { launchedRepo } from "./repos";
+import type { Timeline } from "./timeline";
+
+// The attempt's context: what the task was given (its dependencies, the request, the launched
+// repositories), what it read from the run, and what every step builds from them.
+
+export interface TaskDeps {
+	store: TaskStore;
+	queue: Queue;
+	log: Logger;
+	env: NodeJS.ProcessEnv;
+	/** The code host token, kept out of every environment but the push's git process. */
+	githubToken?: string;
+	/** Secret values redacted from everything the task reports. */
+	secrets: string[];
+}
+
+export interface StepRequest {
+	runId: string;
+	stepIndex: number;
+	attempt: number;
+	workspace: string;
+}
+
+/** What later runs of the repository should learn from this attempt (its guardrail). */
+export interface Lesson {
+	failure: Guardrail["failure"];
+	summary: string;
+	provider?: string;
+}
+
+export interface Attempt {
+	deps: TaskDeps;
+	run: Run;
+	req: StepRequest;
+	heartbeat: Heartbeat;
+	timeline: Timeline;
+	/** The attempt's first lesson: the one later runs of the repository learn. */
+	lesson?: Lesson;
+	/** The agent's processes: its own user's (LISA_AGENT_*), or those carrying the attempt's mark. */
+	scope: AgentScope;
+	/** The repositories the launch handed the task (LISA_REPOS). */
+	repos: LaunchRepo[];
+	/** Every agent run of the attempt, for its report's usage. */
+	agentRuns: AgentRunUsage[];
+}
+
+/** What an implementation step works on: its repository, branch and deadline. */
+export interface ImplementInputs {
+	config: LisaConfig;
+	issue: IssueSnapshot;
+	step: Step;
+	repo: RepoConfig & { slug: string };
+	branch: string;
+	deadlineAt: number;
+	/** What the plan's earlier orders produced (multi-repo runs). */
+	previous: PreviousStep[];
+}
+
+/** The run's config snapshot, issue and the step: without them no attempt can start. */
+export function runInputs(
+	run: Run,
+	stepIndex: number,
+): { config: LisaConfig; issue: IssueSnapshot; step: Step } {
+	const config = run.config;
+	const step = run.steps[stepIndex];
+	if (!config || !run.issue || !step)
+		throw new StepFailure("the run has no config snapshot or issue", false, "config");
+	return { config, issue: run.issue, step };
+}
+
+/** When the task gives up on the step, as of now. */
+export const deadlineOf = (config: LisaConfig, step: Step): number =>
+	stepDeadline(step.launchedAt, config.limits.step_timeout_minutes, Date.now());
+
+/** The step's repository (as configured, where the launch says it is), branch and deadline. */
+export function implementInputs(a: Attempt): ImplementInputs {
+	const { config, issue, step } = runInputs(a.run, a.req.stepIndex);
+	const configured = config.repos.find((r) => r.name === step.repo);
+	if (!configured)
+		throw new StepFailure(`repo "${step.repo}" is not in the run's config`, false, "config");
+	// Where the token goes comes from the launch; the snapshot says what to run there.
+	const { url, slug } = launchedRepo(a.repos, configured.name);
+	if (!slug)
+		throw new StepFailure(
+			`repo "${configured.name}" has no slug: set slug: owner/name in the config`,
+			false,
+			"config",
+		);
+	return {
+		config,
+		issue,
+		step,
+		repo: { ...configured, url, slug },
+		branch: branchName(
+			config.branch_prefix,
+			issue.key ?? a.run.issueKey ?? a.run.issueId,
+			issue.title,
+		),
+		deadlineAt: deadlineOf(config, step),
+		previous: previousSteps(a.run, a.req.stepIndex),
+	};
+}
+
+/** What every agent run of the attempt shares: the config's models and limits, the attempt's supervision. */
+export function chainContext(
+	a: Attempt,
+	config: LisaConfig,
+	deadlineAt: number,
+): Omit<ChainContext, "scratchDir"> {
+	const limits = config.limits;
+	return {
+		models: config.models.map(parseModelSpec),
+		env: a.deps.env,
+		secrets: a.deps.secrets,
+		staleSeconds: limits.stale_output_seconds,
+		timeoutMinutes: limits.step_timeout_minutes,
+		deadlineAt,
+		heartbeat: a.heartbeat,
+		timeline: a.timeline,
+		user: a.scope.user,
+		agentRuns: a.agentRuns,
+	};
+}
+
+/** Git for the attempt; with `url`, commands that talk to that remote get the token. */
+export function gitFor(a: Attempt, url?: string): Git {
+	const { env, githubToken } = a.deps;
+	return new Git(
+		gitEnv(env),
+		githubToken && url ? { token: githubToken, url } : undefined,
+		a.scope.user,
+	);
+}
+
+export function checkoutFailure(repo: string, err: unknown): StepFailure {
+	return new StepFailure(
+		`could not check out ${repo}: ${(err as Error).message}`,
+		isTransientFailure(String(err)),
+		"checkout",
+	);
+}
+
+/**
+ * Kills every process the agent could influence — its CLI's leftovers, setup's services, what
+ * validate started — found by the agent's user or the attempt's mark, so nothing of the agent's
+ * is alive while the task reads the commit to publish and pushes it.
+ */
+export async function stopAgent(a: Attempt): Promise<void> {
+	const pids = await stopAgentProcesses(a.scope);
+	if (pids.length)
+		await a.timeline.add(
+			"agent.processes_stopped",
+			`stopped ${pids.length} process${pids.length === 1 ? "" : "es"} the agent left running`,
+			{ pids },
+		);
+}

@@ -4,7 +4,7 @@ import path from "node:path";
 import { LinearError, LinearErrorType } from "@linear/sdk";
 import { Octokit } from "octokit";
 import { loadConfig } from "../config/load";
-import type { LisaConfig } from "../config/schema";
+import { type LisaConfig, parseModelSpec } from "../config/schema";
 import type { Settings } from "../config/settings";
 import { linearClient } from "../integrations/linear/client";
 import { TRELLO_API_URL } from "../integrations/trello/client";
@@ -87,10 +87,7 @@ const INSTALL: Record<string, string> = {
 
 /** One check per provider the `models` chain names. */
 export function agentChecks(config: LisaConfig, env: NodeJS.ProcessEnv): Check[] {
-	const specs = config.models.map((m) => {
-		const [provider = "", ...model] = m.split(":");
-		return { provider, model: model.join(":") };
-	});
+	const specs = config.models.map(parseModelSpec);
 	return [...new Set(specs.map((s) => s.provider))].map((provider): Check => {
 		if (provider === "builtin") {
 			const needsModel = specs.some((s) => s.provider === "builtin" && !s.model);

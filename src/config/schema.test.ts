@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfigText } from "./load";
-import { ConfigError, slugFromUrl } from "./schema";
+import { ConfigError, parseModelSpec, slugFromUrl } from "./schema";
 
 const minimal = `
 repos:
@@ -134,5 +134,30 @@ repos:
 	it("takes source_config.scope as the team when team is not given", () => {
 		const c = parseConfigText(`source_config: {scope: acme/api}\n${minimal}`, "c.yaml");
 		expect(c.source_config.team).toBe("acme/api");
+	});
+});
+
+describe("models entries", () => {
+	it("parses provider and provider:model specs", () => {
+		expect(parseModelSpec("claude")).toEqual({ spec: "claude", provider: "claude" });
+		expect(parseModelSpec("opencode:anthropic/claude-sonnet-4-5")).toEqual({
+			spec: "opencode:anthropic/claude-sonnet-4-5",
+			provider: "opencode",
+			model: "anthropic/claude-sonnet-4-5",
+		});
+		expect(() => parseModelSpec("cursor")).toThrow(/unknown provider/);
+	});
+
+	it("the config accepts exactly the entries the parser reads", () => {
+		const withModels = (m: string) =>
+			parseConfigText(`${minimal}models: [${JSON.stringify(m)}]\n`, "c.yaml");
+		for (const ok of ["claude", "codex:gpt-5", "opencode:anthropic/claude-sonnet-4-5", "claude:"]) {
+			expect(withModels(ok).models).toEqual([ok]);
+			expect(() => parseModelSpec(ok)).not.toThrow();
+		}
+		for (const bad of ["cursor", "cursor:x", ":claude", "Claude"]) {
+			expect(() => withModels(bad)).toThrow(/provider/);
+			expect(() => parseModelSpec(bad)).toThrow(/unknown provider/);
+		}
 	});
 });

@@ -9,6 +9,32 @@ export type ProviderName = (typeof PROVIDERS)[number];
 export const SOURCES = ["linear", "trello", "github"] as const;
 export type SourceName = (typeof SOURCES)[number];
 
+/** One entry of `models`, as written ("claude" or "claude:claude-sonnet-4-5") and parsed. */
+export interface ModelSpec {
+	spec: string;
+	provider: ProviderName;
+	model?: string;
+}
+
+/** The one reading of a `models` entry: the provider before the first ":", the model after it. */
+export function parseModelSpec(spec: string): ModelSpec {
+	const colon = spec.indexOf(":");
+	const provider = (colon < 0 ? spec : spec.slice(0, colon)) as ProviderName;
+	if (!(PROVIDERS as readonly string[]).includes(provider))
+		throw new Error(`unknown provider "${provider}" in model "${spec}"`);
+	const model = colon < 0 ? undefined : spec.slice(colon + 1).trim() || undefined;
+	return { spec, provider, model };
+}
+
+const isModelSpec = (spec: string): boolean => {
+	try {
+		parseModelSpec(spec);
+		return true;
+	} catch {
+		return false;
+	}
+};
+
 const commandList = z
 	.union([z.string().min(1), z.array(z.string().min(1))])
 	.transform((v) => (typeof v === "string" ? [v] : v));
@@ -16,7 +42,7 @@ const commandList = z
 const modelSpec = z
 	.string()
 	.min(1)
-	.refine((v) => (PROVIDERS as readonly string[]).includes(v.split(":")[0] ?? ""), {
+	.refine(isModelSpec, {
 		message: `must be "provider" or "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
 	});
 

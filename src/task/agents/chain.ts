@@ -1,16 +1,11 @@
+import type { ModelSpec } from "../../config/schema";
 import { redact } from "../../domain/redact";
 import type { AgentRunUsage } from "../../domain/usage";
 import { StepFailure } from "../attempt/failure";
 import type { Heartbeat } from "../attempt/heartbeat";
 import type { Timeline } from "../attempt/timeline";
 import type { AgentUser } from "../sandbox/process";
-import {
-	type ChainAttempt,
-	exhaustedError,
-	exitText,
-	failureVerdict,
-	type ModelSpec,
-} from "./fallback";
+import { type ChainAttempt, exhaustedError, exitText, failureVerdict } from "./fallback";
 import { PROVIDERS } from "./providers";
 import { type AgentReport, agentEnv, type Provider } from "./providers/provider";
 import { supervise } from "./supervise";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isTransientFailure, isTransientStatus, TRANSIENT_PATTERNS } from "../../domain/transient";
-import { type AgentRunFacts, exhaustedError, failureVerdict, parseModelSpec } from "./fallback";
+import { type AgentRunFacts, exhaustedError, failureVerdict } from "./fallback";
 
 describe("transient failures, pattern by pattern (the original Lisa CLI's list)", () => {
 	// One vector per pattern; the table must cover every pattern in the list.
@@ -57,16 +57,6 @@ describe("transient failures, pattern by pattern (the original Lisa CLI's list)"
 });
 
 describe("fallback chain decisions", () => {
-	it("parses provider and provider:model specs", () => {
-		expect(parseModelSpec("claude")).toEqual({ spec: "claude", provider: "claude" });
-		expect(parseModelSpec("opencode:anthropic/claude-sonnet-4-5")).toEqual({
-			spec: "opencode:anthropic/claude-sonnet-4-5",
-			provider: "opencode",
-			model: "anthropic/claude-sonnet-4-5",
-		});
-		expect(() => parseModelSpec("cursor")).toThrow(/unknown provider/);
-	});
-
 	it("goes on after a transient failure and stops with the reason otherwise", () => {
 		const fail = (output: string, extra = {}) =>
 			failureVerdict("claude", { ok: false, exitCode: 1, stuck: false, output, ...extra }, 240);

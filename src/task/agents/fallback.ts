@@ -1,25 +1,8 @@
-import { PROVIDERS, type ProviderName } from "../../config/schema";
 import { lastLines } from "../../domain/redact";
 import { isTransientFailure } from "../../domain/transient";
 
 // The fallback chain over `models` (the original Lisa CLI's runWithFallback; README › Providers and models): the next model only when a failure
 // is transient, anything else stops the chain with its reason. Pure: the task runs the agents.
-
-export interface ModelSpec {
-	/** As written in the config: "claude" or "claude:claude-sonnet-4-5". */
-	spec: string;
-	provider: ProviderName;
-	model?: string;
-}
-
-export function parseModelSpec(spec: string): ModelSpec {
-	const colon = spec.indexOf(":");
-	const provider = (colon < 0 ? spec : spec.slice(0, colon)) as ProviderName;
-	if (!(PROVIDERS as readonly string[]).includes(provider))
-		throw new Error(`unknown provider "${provider}" in model "${spec}"`);
-	const model = colon < 0 ? undefined : spec.slice(colon + 1).trim() || undefined;
-	return { spec, provider, model };
-}
 
 /** What one agent run came to, as the supervisor saw it. */
 export interface AgentRunFacts {

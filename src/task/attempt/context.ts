@@ -1,4 +1,4 @@
-import type { LisaConfig, RepoConfig } from "../../config/schema";
+import { type LisaConfig, parseModelSpec, type RepoConfig } from "../../config/schema";
 import type { Guardrail } from "../../domain/guardrails";
 import {
 	branchName,
@@ -14,7 +14,6 @@ import type { Logger } from "../../log";
 import type { Queue } from "../../queue/sqs";
 import type { TaskStore } from "../../store";
 import type { ChainContext } from "../agents/chain";
-import { parseModelSpec } from "../agents/fallback";
 import { stepDeadline } from "../agents/supervision";
 import { Git, gitEnv } from "../sandbox/git";
 import { type AgentScope, stopAgentProcesses } from "../sandbox/identity";

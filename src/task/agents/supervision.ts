@@ -1,6 +1,6 @@
 import type { AgentState } from "../../domain/states";
 
-// Seed 002's session classifier, adapted to an agent process Lisa owns: it knows whether the process
+// The agent's state (README › Supervision), classified for a process Lisa owns: it knows whether the process
 // runs and how it exited, so no pane or process-tree probing is needed. Pure: the supervisor feeds it.
 
 export interface AgentObservation {

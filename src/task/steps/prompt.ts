@@ -21,7 +21,7 @@ const INDENTED_PR_BODY_TEMPLATE = PR_BODY_TEMPLATE.replace(/^/gm, "  ");
 const issueText = (issue: IssueSnapshot) =>
 	`${issue.key ? `${issue.key}: ` : ""}${issue.title}\n\n${issue.description || "(no description)"}`;
 
-/** Seed 003's escalating headers for the second and the last attempt. */
+/** The escalating headers of the second and the last attempt (README › Checks, validation and retries). */
 export const RETRY_HEADER = "[RETRY - MUST COMPLETE]";
 export const FINAL_HEADER = "[FINAL ATTEMPT]";
 
@@ -198,7 +198,7 @@ export interface PlanningPromptInput {
 	retryErrors?: readonly string[];
 }
 
-/** Seed 004 §2 `buildPlanningPrompt`: which repos, in what order, each with its scope. */
+/** The planning step's prompt: which repos, in what order, each with its scope. */
 export function buildPlanningPrompt(input: PlanningPromptInput): string {
 	const { issue } = input;
 	const repos = input.repos

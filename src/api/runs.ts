@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { z } from "zod";
 import { isTerminalRun } from "../domain/states";
-import { cancelRequested, runRequested } from "../queue/messages";
+import { cancelRequested, requestAgain, runRequested } from "../queue/messages";
 import { InvalidCursor } from "../store";
 import type { ApiDeps } from "./deps";
 import { runView } from "./run-view";
@@ -145,10 +145,7 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		const id = deps.newRunId();
 		await deps.queue.send(
 			"intake",
-			runRequested({
-				source: run.source,
-				issueId: run.issueId,
-				issueKey: run.issueKey,
+			requestAgain(run, {
 				trigger: "retry",
 				requestedAt: deps.now().toISOString(),
 				runId: id,

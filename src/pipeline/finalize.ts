@@ -5,7 +5,7 @@ import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
 import { finalActivity } from "../integrations/linear/session";
 import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
-import { runRequested } from "../queue/messages";
+import { requestAgain } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 import { recordProgress } from "./report";
@@ -103,10 +103,7 @@ async function releaseSlot(deps: PipelineDeps, runId: string): Promise<void> {
 export async function redrive(deps: PipelineDeps, run: Run): Promise<void> {
 	await deps.queue.send(
 		"intake",
-		runRequested({
-			source: run.source,
-			issueId: run.issueId,
-			issueKey: run.issueKey,
+		requestAgain(run, {
 			trigger: run.trigger,
 			deliveryId: run.deliveryId,
 			requestedAt: run.createdAt,

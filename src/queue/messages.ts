@@ -109,6 +109,13 @@ function message<M extends { type: string }>(type: M["type"]) {
 	return (fields: Omit<M, "type">): M => ({ type, ...fields }) as M;
 }
 export const runRequested = message<RunRequested>("run.requested");
+
+/** Another request for a run's issue (a retry, a redrive): the same tracker and issue. */
+export const requestAgain = (
+	run: Pick<RunRequested, "source" | "issueId" | "issueKey">,
+	fields: Omit<RunRequested, "type" | "source" | "issueId" | "issueKey">,
+): RunRequested =>
+	runRequested({ source: run.source, issueId: run.issueId, issueKey: run.issueKey, ...fields });
 export const stepFinished = message<StepFinished>("step.finished");
 export const stepLaunch = message<StepLaunch>("step.launch");
 export const cancelRequested = message<CancelRequested>("run.cancel");

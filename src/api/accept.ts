@@ -207,7 +207,7 @@ export async function ownActorAnswer(
 	if (!actorId) return undefined;
 	let self: string | undefined;
 	try {
-		self = await deps.tracker(source).selfActorId();
+		self = await deps.selfActorId(source);
 	} catch (err) {
 		// Without the tracker's credentials Lisa cannot have acted there: accept, and the run
 		// reports the missing credentials where the team sees it.

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import {
 	cancellingAnswer,
 	errorAnswer,
@@ -35,16 +35,17 @@ const answer = (description: string, schema: Schema) => ({
 	content: { "application/json": { schema: json(schema) } },
 });
 const error = (description: string) => answer(description, errorAnswer);
-const { $schema: _, ...runIdJson } = json(runPath.shape.id, "input");
-const runId = { name: "id", in: "path", required: true, schema: runIdJson };
-const badRunId = error("A malformed run id (not a ULID)");
-const tooLarge = error("A body larger than 64 KiB");
-const denied = {
-	401: error("No, a malformed or an unknown bearer token"),
-};
-const adminOnly = { ...denied, 403: error("The read-only token may not do this") };
 
+/** Built when asked for (GET /openapi.json), never on import: a webhook's cold start needs none of it. */
 export function openApiDocument(serverUrl?: string) {
+	const { $schema: _, ...runIdJson } = json(runPath.shape.id, "input");
+	const runId = { name: "id", in: "path", required: true, schema: runIdJson };
+	const badRunId = error("A malformed run id (not a ULID)");
+	const tooLarge = error("A body larger than 64 KiB");
+	const denied = {
+		401: error("No, a malformed or an unknown bearer token"),
+	};
+	const adminOnly = { ...denied, 403: error("The read-only token may not do this") };
 	return {
 		openapi: "3.1.0",
 		info: {

@@ -1,6 +1,6 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
-import type { z } from "zod";
+import type * as z from "zod";
 import { isTerminalRun } from "../domain/states";
 import { cancelRequested, requestAgain, runRequested } from "../queue/messages";
 import { InvalidCursor } from "../store";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { SOURCES } from "../config/schema";
 import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
 import { TRIGGERS } from "../domain/run";

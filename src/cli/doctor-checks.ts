@@ -7,7 +7,7 @@ import { loadConfig } from "../config/load";
 import { type LisaConfig, parseModelSpec } from "../config/schema";
 import type { Settings } from "../config/settings";
 import { linearClient } from "../integrations/linear/client";
-import { TRELLO_API_URL } from "../integrations/trello/client";
+import { TRELLO_API_URL } from "../integrations/trello/http";
 import {
 	type Check,
 	configCheck,

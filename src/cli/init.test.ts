@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { parseConfigText } from "../config/load";
 import { configSchema, SOURCES } from "../config/schema";
 import { configTemplate } from "./init";

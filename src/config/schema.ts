@@ -1,6 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { z } from "zod";
+import * as z from "zod";
 
 // `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted additions.
 

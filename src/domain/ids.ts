@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
-import { z } from "zod";
+import * as z from "zod";
 
 // The shapes of the ids that cross Lisa's boundaries (queue messages, API paths, launcher paths,
 // cursors). One definition each, checked wherever an id comes in: an id that reaches a file path,

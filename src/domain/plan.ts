@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 // Multi-repo plans (README › Multi-repo runs): the planning agent's `.lisa-plan.json`, validated before any step
 // runs — the original never checked it against the configured repos.

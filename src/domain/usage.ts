@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 // What the agents of a step attempt used (README › The run and its steps): tokens as each agent
 // CLI or the built-in agent's endpoint reported them, and the cost where the CLI reports one.

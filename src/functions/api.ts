@@ -1,5 +1,5 @@
 import { handle } from "hono/aws-lambda";
 import { createApp } from "../api/app";
-import { lambdaDeps, lazy } from "../runtime/lambda";
+import { lambdaApiDeps, lazy } from "../runtime/lambda";
 
-export const handler = lazy(() => handle(createApp(lambdaDeps())));
+export const handler = lazy(() => handle(createApp(lambdaApiDeps())));

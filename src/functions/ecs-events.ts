@@ -1,4 +1,5 @@
 import { ecsEventsHandler } from "../pipeline/ecs-events";
-import { lambdaDeps, lazy } from "../runtime/lambda";
+import { lazy } from "../runtime/lambda";
+import { lambdaDeps } from "../runtime/lambda-pipeline";
 
 export const handler = lazy(() => ecsEventsHandler(lambdaDeps()));

@@ -1,4 +1,5 @@
 import { eventsHandler } from "../pipeline/handlers";
-import { lambdaDeps, lazy } from "../runtime/lambda";
+import { lazy } from "../runtime/lambda";
+import { lambdaDeps } from "../runtime/lambda-pipeline";
 
 export const handler = lazy(() => eventsHandler(lambdaDeps()));

@@ -1,4 +1,4 @@
 import { sweep } from "../pipeline/sweeper";
-import { lambdaDeps } from "../runtime/lambda";
+import { lambdaDeps } from "../runtime/lambda-pipeline";
 
 export const handler = async () => sweep(lambdaDeps());

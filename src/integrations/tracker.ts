@@ -61,8 +61,6 @@ export interface Tracker {
 	comment(issueId: string, body: string): Promise<void>;
 	attachLink(issueId: string, url: string, title: string): Promise<void>;
 	removeLabel(issueId: string, label: string): Promise<void>;
-	/** The id (GitHub: login) of the actor Lisa acts as, so its own changes never trigger a run. */
-	selfActorId(): Promise<string | undefined>;
 	/** Only trackers with native agent sessions (Linear). */
 	readonly sessions?: AgentSessions;
 }

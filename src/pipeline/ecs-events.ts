@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { STARTED_BY_PREFIX } from "../config/links";
 import { describeStop } from "../launcher/ecs";
 import type { PipelineDeps } from "./deps";

@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { z } from "zod";
+import * as z from "zod";
 import { isRunId } from "../domain/ids";
 import type { Logger } from "../log";
 

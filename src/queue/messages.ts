@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { SOURCES } from "../config/schema";
 import { issueRefSchema, runIdSchema } from "../domain/ids";
 import { planSchema } from "../domain/plan";

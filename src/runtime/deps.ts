@@ -1,20 +1,20 @@
 import type { ApiDeps } from "../api/deps";
-import { cachedConfig } from "../config/cached";
 import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
 import type { Settings } from "../config/settings";
-import { newRunId } from "../domain/ids";
 import { gitHubIssuesRepo } from "../domain/workflow";
 import { GitHubTracker } from "../integrations/github/issues";
 import { LinearTracker } from "../integrations/linear/client";
-import { NotConfigured, type Tracker } from "../integrations/tracker";
+import type { Tracker } from "../integrations/tracker";
 import { TrelloTracker } from "../integrations/trello/client";
 import type { Launcher } from "../launcher/launcher";
-import { createLogger, type Logger } from "../log";
+import type { Logger } from "../log";
 import type { PipelineDeps } from "../pipeline/deps";
-import { type DynamoStore, storeAndQueue } from "./aws";
+import { apiDeps, credentials } from "./api";
+import type { DynamoStore } from "./aws";
 
 // Wiring: the same adapters for Lambda and the local stack; only the endpoints and launcher differ.
+// The API's part is ./api.ts; the handlers add the launcher and the tracker clients.
 
 /** One adapter per source, made on first use; NotConfigured when its credentials are missing. */
 export function trackerFactory(
@@ -24,19 +24,17 @@ export function trackerFactory(
 	const made = new Map<SourceName, Tracker>();
 	const make = (source: SourceName): Tracker => {
 		switch (source) {
-			case "linear":
-				if (!settings.linear.apiKey) throw new NotConfigured("LINEAR_API_KEY is not set");
-				return LinearTracker.fromEnv(settings.linear.apiKey, settings.linear.apiUrl);
+			case "linear": {
+				const { apiKey, apiUrl } = credentials.linear(settings);
+				return LinearTracker.fromEnv(apiKey, apiUrl);
+			}
 			case "trello": {
-				const { apiKey, token, apiUrl } = settings.trello;
-				if (!apiKey || !token)
-					throw new NotConfigured("TRELLO_API_KEY and TRELLO_TOKEN must be set");
-				return new TrelloTracker({ apiKey, token }, apiUrl);
+				const { auth, apiUrl } = credentials.trello(settings);
+				return new TrelloTracker(auth, apiUrl);
 			}
 			case "github": {
-				if (!settings.github.token) throw new NotConfigured("GITHUB_TOKEN is not set");
-				return GitHubTracker.fromEnv(settings.github.token, settings.github.apiUrl, {
-					botLogin: settings.github.botLogin,
+				const { token, apiUrl } = credentials.github(settings);
+				return GitHubTracker.fromEnv(token, apiUrl, {
 					defaultRepo: () => {
 						const state = config();
 						return state.status === "ok" ? gitHubIssuesRepo(state.config) : undefined;
@@ -55,10 +53,6 @@ export function trackerFactory(
 	};
 }
 
-export function baseUrl(settings: Settings): string {
-	return settings.publicUrl ?? `http://127.0.0.1:${settings.port}`;
-}
-
 /** The handlers' and the API's wiring; the store keeps its request observer for tests and benches. */
 export type RuntimeDeps = PipelineDeps & ApiDeps & { store: DynamoStore };
 
@@ -66,17 +60,6 @@ export function createDeps(
 	settings: Settings,
 	opts: { launcher: Launcher; log?: Logger },
 ): RuntimeDeps {
-	const base = baseUrl(settings);
-	const config = cachedConfig(settings.configPath);
-	return {
-		settings,
-		...storeAndQueue(settings),
-		launcher: opts.launcher,
-		tracker: trackerFactory(settings, config),
-		config,
-		log: opts.log ?? createLogger("lisa"),
-		now: () => new Date(),
-		newRunId: () => newRunId(),
-		runUrl: (runId) => `${base}/runs/${runId}`,
-	};
+	const api = apiDeps(settings, { log: opts.log });
+	return { ...api, launcher: opts.launcher, tracker: trackerFactory(settings, api.config) };
 }

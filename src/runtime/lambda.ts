@@ -1,36 +1,19 @@
-import { ECSClient } from "@aws-sdk/client-ecs";
-import type { ApiDeps } from "../api/deps";
 import { readSettings, withLinks } from "../config/settings";
-import { EcsLauncher } from "../launcher/ecs";
-import type { Launcher } from "../launcher/launcher";
 import { createLogger } from "../log";
-import type { PipelineDeps } from "../pipeline/deps";
-import { createDeps } from "./deps";
+import { type ApiRuntimeDeps, apiDeps } from "./api";
 
 // Wiring for the Lambda entry points: built on the first invocation and kept for the container's
 // life. Settings and secrets come from what infra/ links to the function (src/config/settings.ts).
+// This module is the API's: the handlers' wiring, with the launcher and the tracker clients, is
+// ./lambda-pipeline.ts, so the API's bundle holds none of it (docs/architecture.md › Things that bite).
 
-let deps: (PipelineDeps & ApiDeps) | undefined;
+let deps: ApiRuntimeDeps | undefined;
 
-/** Without the agent task linked every launch fails with this reason, visible on the run. */
-function unconfiguredLauncher(): Launcher {
-	const fail = async (): Promise<never> => {
-		throw new Error(
-			"ECS is not configured: link the Agent task (infra/agent.ts) or set LISA_ECS_CLUSTER and LISA_ECS_TASK_DEFINITION",
-		);
-	};
-	return { launch: fail, stop: fail, inspect: async () => ({}) };
-}
+/** Linked secrets are not in process.env: the logger is given them so it redacts them. */
+export const lambdaLogger = () => createLogger("lisa", withLinks());
 
-export function lambdaDeps(): PipelineDeps & ApiDeps {
-	if (!deps) {
-		const settings = readSettings();
-		const launcher = settings.ecs
-			? new EcsLauncher(new ECSClient({ region: settings.region }), settings.ecs, settings)
-			: unconfiguredLauncher();
-		// Linked secrets are not in process.env: give them to the logger so it redacts them.
-		deps = createDeps(settings, { launcher, log: createLogger("lisa", withLinks()) });
-	}
+export function lambdaApiDeps(): ApiRuntimeDeps {
+	deps ??= apiDeps(readSettings(), { log: lambdaLogger() });
 	return deps;
 }
 

@@ -1,6 +1,6 @@
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { z } from "zod";
+import type * as z from "zod";
 import { createApp } from "../../src/api/app";
 import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
 import { newRun, newStep, type Run, type Step } from "../../src/domain/run";

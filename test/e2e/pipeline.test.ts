@@ -338,7 +338,7 @@ describe("webhook intake", () => {
 		if (!stack) throw new Error("no stack");
 		const keyless = createApp({
 			...stack.deps,
-			tracker: () => {
+			selfActorId: async () => {
 				throw new NotConfigured("LINEAR_API_KEY is not set");
 			},
 		});

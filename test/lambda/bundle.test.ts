@@ -66,6 +66,17 @@ describe("Lambda bundles", () => {
 		}
 	});
 
+	it("bundles into the API neither a tracker client nor the launcher (docs/architecture.md › Things that bite)", () => {
+		const inputs = Object.keys(outputOf(metafile, outfiles.api ?? "").inputs);
+		const packages = inputs.map((i) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1]);
+		// Linear's webhook verification (@linear/sdk/webhooks) is all of the SDK the API runs.
+		expect(inputs.filter((i) => i.includes("/@linear/sdk/") && !i.includes("webhooks"))).toEqual(
+			[],
+		);
+		for (const pkg of ["octokit", "@octokit/core", "@aws-sdk/client-ecs"])
+			expect(packages).not.toContain(pkg);
+	});
+
 	it("answers HTTP API events from the bundled API, with the token SST links to it", async () => {
 		const events = [
 			httpEvent("GET", "/healthz"),

@@ -134,8 +134,5 @@ describe("GitHub Issues adapter (against the REST double)", () => {
 		expect(github.comments(REPO, issue.number).map((c) => [c.user.login, c.body])).toEqual([
 			[github.login, "Done"],
 		]);
-		expect(await tracker.selfActorId()).toBe(github.login);
-		const bot = GitHubTracker.fromEnv(github.token, github.url, { botLogin: "lisa-app[bot]" });
-		expect(await bot.selfActorId()).toBe("lisa-app[bot]");
 	});
 });

@@ -1,4 +1,5 @@
 import { Octokit } from "octokit";
+import { isTransientStatus } from "../../domain/transient";
 import { sameName } from "../../domain/workflow";
 import { type IssueQuery, type Tracker, TrackerError, type TrackerIssue } from "../tracker";
 
@@ -98,7 +99,7 @@ export const statusOf = (err: unknown) => (err as { status?: number }).status;
 function failure(what: string, err: unknown): TrackerError {
 	if (err instanceof TrackerError) return err;
 	const status = statusOf(err);
-	const transient = status === undefined || status === 429 || status >= 500;
+	const transient = status === undefined || isTransientStatus(status);
 	return new TrackerError(`GitHub: ${what} failed: ${(err as Error).message}`, transient, {
 		cause: err,
 	});
@@ -106,15 +107,12 @@ function failure(what: string, err: unknown): TrackerError {
 
 export class GitHubTracker implements Tracker {
 	readonly name = "github" as const;
-	private login?: Promise<string | undefined>;
 
 	constructor(
 		private readonly octokit: Octokit,
 		private readonly opts: {
 			/** owner/name of the issues when a ref has no repository (config: source_config.team). */
 			defaultRepo?: () => string | undefined;
-			/** The bot's login (`my-app[bot]`) when the token is a GitHub App's. */
-			botLogin?: string;
 		} = {},
 	) {}
 
@@ -245,24 +243,5 @@ export class GitHubTracker implements Tracker {
 			if (statusOf(err) === 404) return;
 			throw failure(`removing label "${label}" from ${issueId}`, err);
 		}
-	}
-
-	selfActorId(): Promise<string | undefined> {
-		if (this.opts.botLogin) return Promise.resolve(this.opts.botLogin);
-		this.login ??= this.octokit.rest.users
-			.getAuthenticated()
-			.then((r): string | undefined => r.data.login)
-			.catch((err) => {
-				// A GitHub App's installation token cannot read /user: without GITHUB_BOT_LOGIN Lisa
-				// cannot tell its own events (its labels are status labels and its comments carry the
-				// marker, so neither triggers a run anyway).
-				const status = statusOf(err);
-				if (status === 401 || status === 403 || status === 404) return undefined;
-				throw failure("reading the token's user", err);
-			});
-		this.login.catch(() => {
-			this.login = undefined;
-		});
-		return this.login;
 	}
 }

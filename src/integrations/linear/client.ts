@@ -9,6 +9,7 @@ import {
 	TrackerError,
 	type TrackerIssue,
 } from "../tracker";
+import { isLinearOAuthToken } from "./actor";
 
 const TRANSIENT: ReadonlySet<string> = new Set([
 	LinearErrorType.Ratelimited,
@@ -120,7 +121,7 @@ function openBlockers(node: Pick<NextIssueNode, "inverseRelations">): string[] {
 
 /** A client for a personal API key, or an app's OAuth access token (`lin_oauth_…`). */
 export function linearClient(apiKey: string, apiUrl?: string): LinearClient {
-	const auth = apiKey.startsWith("lin_oauth_") ? { accessToken: apiKey } : { apiKey };
+	const auth = isLinearOAuthToken(apiKey) ? { accessToken: apiKey } : { apiKey };
 	return new LinearClient({ ...auth, ...(apiUrl ? { apiUrl } : {}) });
 }
 
@@ -132,7 +133,6 @@ export function linearClient(apiKey: string, apiUrl?: string): LinearClient {
 export class LinearTracker implements Tracker {
 	readonly name = "linear" as const;
 	readonly sessions: AgentSessions;
-	private viewerId?: Promise<string>;
 
 	constructor(private readonly client: LinearClient) {
 		this.sessions = {
@@ -224,15 +224,6 @@ export class LinearTracker implements Tracker {
 			const result = await this.client.updateIssue(issue.id, { labelIds: keep.map((l) => l.id) });
 			if (!result.success) throw new TrackerError("Linear refused the label change", true);
 		});
-	}
-
-	selfActorId(): Promise<string | undefined> {
-		this.viewerId ??= call("reading the API key's user", async () => (await this.client.viewer).id);
-		// A failed lookup is not cached: the next event asks again.
-		this.viewerId.catch(() => {
-			this.viewerId = undefined;
-		});
-		return this.viewerId;
 	}
 
 	private sessionState(sessionId: string): Promise<AgentSessionState> {

@@ -5,6 +5,7 @@ import {
 	type TrelloDouble,
 } from "../../../test/doubles/trello/server";
 import { TrackerError } from "../tracker";
+import { trelloMemberId } from "./actor";
 import { TrelloTracker, trelloCardRef } from "./client";
 
 let trello: TrelloDouble;
@@ -112,12 +113,15 @@ describe("Trello adapter (against the REST double)", () => {
 		expect(err.message).toBe(
 			'Trello list "Shipped" not found on the board; available: Todo, In Progress, In Review',
 		);
-		expect(await tracker.selfActorId()).toBe(trello.me.id);
+		expect(await trelloMemberId({ apiKey: trello.apiKey, token: trello.token }, trello.url)).toBe(
+			trello.me.id,
+		);
 	});
 
 	it("reports a bad token as permanent and an unreachable API as transient", async () => {
-		const badToken = new TrelloTracker({ apiKey: trello.apiKey, token: "nope" }, trello.url);
-		const err = await badToken.selfActorId().catch((e) => e);
+		const err = await trelloMemberId({ apiKey: trello.apiKey, token: "nope" }, trello.url).catch(
+			(e) => e,
+		);
 		expect(err).toMatchObject({ name: "TrackerError", transient: false });
 		expect(err.message).toMatch(/HTTP 401 invalid token/);
 		const down = new TrelloTracker({ apiKey: "k", token: "t" }, "http://127.0.0.1:9/1");

@@ -1,11 +1,10 @@
 import { sameName } from "../../domain/workflow";
 import { type IssueQuery, type Tracker, TrackerError, type TrackerIssue } from "../tracker";
+import { TRELLO_API_URL, type TrelloAuth, trelloCall, trelloRequest } from "./http";
 
 // Trello through its REST API, with the original CLI's calls (seeds-originals §A5): lists are the
 // workflow states, labels are matched by name, the PR is a card attachment.
 
-export const TRELLO_API_URL = "https://api.trello.com/1";
-const TIMEOUT_MS = 30_000;
 const CARD_FIELDS = "name,desc,url,shortLink,idBoard,idList,labels,closed";
 
 interface Named {
@@ -51,60 +50,28 @@ function toIssue(card: Card, list: string): TrackerIssue {
 
 export class TrelloTracker implements Tracker {
 	readonly name = "trello" as const;
-	private memberId?: Promise<string>;
 
 	constructor(
-		private readonly auth: { apiKey: string; token: string },
+		private readonly auth: TrelloAuth,
 		private readonly baseUrl: string = TRELLO_API_URL,
 	) {}
 
-	private async request<T>(
+	private request<T>(
 		method: string,
 		path: string,
 		what: string,
-		params: Record<string, string> = {},
+		params?: Record<string, string>,
 	): Promise<{ status: number; body: T | undefined }> {
-		const url = new URL(`${this.baseUrl.replace(/\/+$/, "")}${path}`);
-		for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-		let res: Response;
-		try {
-			res = await fetch(url, {
-				method,
-				headers: {
-					accept: "application/json",
-					authorization: `OAuth oauth_consumer_key="${this.auth.apiKey}", oauth_token="${this.auth.token}"`,
-				},
-				signal: AbortSignal.timeout(TIMEOUT_MS),
-			});
-		} catch (err) {
-			throw new TrackerError(`Trello: ${what} failed: ${(err as Error).message}`, true, {
-				cause: err,
-			});
-		}
-		const text = await res.text();
-		// Trello answers 404 for an unknown id and 400 "invalid id" for a malformed one.
-		if (res.status === 404 || (res.status === 400 && /invalid id/i.test(text)))
-			return { status: 404, body: undefined };
-		if (!res.ok) {
-			const transient = res.status === 429 || res.status >= 500;
-			throw new TrackerError(
-				`Trello: ${what} failed: HTTP ${res.status} ${text.slice(0, 200)}`,
-				transient,
-			);
-		}
-		return { status: res.status, body: text ? (JSON.parse(text) as T) : undefined };
+		return trelloRequest<T>(this.auth, this.baseUrl, method, path, what, params);
 	}
 
-	/** The answer's body; a 404 is a permanent failure ("not found"). */
-	private async call<T>(
+	private call<T>(
 		method: string,
 		path: string,
 		what: string,
 		params?: Record<string, string>,
 	): Promise<T> {
-		const res = await this.request<T>(method, path, what, params);
-		if (res.status === 404) throw new TrackerError(`Trello: ${what} failed: not found`, false);
-		return res.body as T;
+		return trelloCall<T>(this.auth, this.baseUrl, method, path, what, params);
 	}
 
 	private get<T>(path: string, what: string, params?: Record<string, string>): Promise<T> {
@@ -219,15 +186,5 @@ export class TrelloTracker implements Tracker {
 				`/cards/${card.id}/idLabels/${l.id}`,
 				`removing label "${label}" from ${card.id}`,
 			);
-	}
-
-	selfActorId(): Promise<string | undefined> {
-		this.memberId ??= this.get<{ id: string }>("/members/me", "reading the token's member", {
-			fields: "id",
-		}).then((m) => m.id);
-		this.memberId.catch(() => {
-			this.memberId = undefined;
-		});
-		return this.memberId;
 	}
 }

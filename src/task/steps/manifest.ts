@@ -1,5 +1,5 @@
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { readAgentFile } from "../sandbox/files";
 import { MANIFEST_FILE } from "./prompt";
 

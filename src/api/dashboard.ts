@@ -1,8 +1,31 @@
+import { dashboardMain } from "./dashboard-script";
+
 // The dashboard page: static HTML over the runs API, no build step. It holds no data itself; the
 // browser asks for a token once (the read-only one is enough) and keeps it in localStorage. The
-// script (dashboard-script.ts) is served as /dashboard.js, so the page's CSP allows no inline script.
+// script is the source of dashboardMain (dashboard-script.js), served as /dashboard.js, so the
+// page's CSP allows no inline script. It reaches the Lambda bundle as any import does.
 
-export { DASHBOARD_JS } from "./dashboard-script";
+/**
+ * esbuild's keepNames (SST's bundle; tsx too, for TypeScript) names functions with a helper
+ * declared outside them: `__name(el, "el")`, or `n(t,"el")` once minified. The call for the
+ * script's `el` gives the helper's name.
+ */
+const KEEP_NAMES_CALL = /(?<![\w$.])([A-Za-z_$][\w$]*)\(\s*[A-Za-z_$][\w$]*\s*,\s*"el"\s*\)/;
+
+/**
+ * A self-contained function's source as a script that runs it: strict, like the module it was
+ * written in, with esbuild's keepNames helper declared again when the source calls it.
+ */
+function scriptOf(main: () => void): string {
+	const source = String(main);
+	const helper = KEEP_NAMES_CALL.exec(source)?.[1];
+	const prelude = helper
+		? `const ${helper} = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n`
+		: "";
+	return `"use strict";\n{\n${prelude}(${source})();\n}\n`;
+}
+
+export const DASHBOARD_JS = scriptOf(dashboardMain);
 
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">

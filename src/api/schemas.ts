@@ -2,7 +2,7 @@ import * as z from "zod";
 import { SOURCES } from "../config/schema";
 import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
 import { TRIGGERS } from "../domain/run";
-import { AGENT_STATES, RUN_STATUSES, STEP_STATUSES } from "../domain/states";
+import { AGENT_STATES, RUN_STATUSES, type RunStatus, STEP_STATUSES } from "../domain/states";
 import { attemptUsageSchema, tokenUsageSchema } from "../domain/usage";
 
 // The runs API's requests and answers as zod schemas: the routes validate with them, the OpenAPI
@@ -179,7 +179,12 @@ export const statsAnswer = z.object({
 		.boolean()
 		.meta({ description: "More runs than the stats read (the oldest left out)" }),
 	total: z.number().int(),
-	counts: z.object(Object.fromEntries(RUN_STATUSES.map((s) => [s, z.number().int()]))),
+	counts: z.object(
+		Object.fromEntries(RUN_STATUSES.map((s) => [s, z.number().int()])) as Record<
+			RunStatus,
+			z.ZodNumber
+		>,
+	),
 	successRate: z.number().nullable(),
 	medianDurationSeconds: z.number().nullable(),
 	duration: spread,

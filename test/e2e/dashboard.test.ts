@@ -135,7 +135,8 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		const page = await signedIn(`/runs/${failed}`);
 		await page.locator("#run-error").waitFor();
 		expect(await page.locator("#run-error").textContent()).toMatch(/claude exited with code 4/);
-		expect(await page.locator("#timeline").textContent()).toContain("run.failed");
+		// The stream sends the run before its events: the timeline may be drawn a frame later.
+		await expect.poll(() => page.locator("#timeline").textContent()).toContain("run.failed");
 		await page.click("#retry");
 		await expect.poll(() => page.locator("#notice").textContent()).toMatch(/read-only/);
 		await page.close();

@@ -1,0 +1,269 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleLikeSst } from "../../bench/sst-esbuild";
+import { LAMBDA_RUNTIME } from "../../infra/config";
+import { createApp } from "../../src/api/app";
+import type { ApiDeps } from "../../src/api/deps";
+import { runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
+import { API_TOKEN, httpEvent } from "../support/lambda";
+
+// /dashboard.js is the source of a function (src/api/dashboard-script.js), so what it serves depends
+// on how the API was loaded: from the sources (here, and under tsx as the local stack runs), or
+// bundled as SST deploys it (minified, esbuild's keepNames). Each one's page and script run here in
+// Chromium against a canned API.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+const ROOT = path.resolve(import.meta.dirname ?? ".", "../..");
+// Served from localhost, an origin Chromium trusts (it warns about COOP elsewhere).
+const ORIGIN = "http://localhost";
+const PATHS = ["/", "/dashboard.js"];
+const run = promisify(execFile);
+
+interface Served {
+	status: number;
+	headers: Record<string, string>;
+	body: string;
+}
+type Build = Record<string, Served>;
+
+/** Runs `script` (an ES module) in a fresh Node process and parses the JSON it prints. */
+async function inNode(script: string, args: string[] = [], env: Record<string, string> = {}) {
+	const { stdout } = await run(process.execPath, [...args, "--input-type=module", "-e", script], {
+		cwd: ROOT,
+		env: {
+			PATH: process.env.PATH,
+			AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+			LOG_LEVEL: "silent",
+			...env,
+		},
+	});
+	return JSON.parse(stdout) as Build;
+}
+
+/** The app's routes need only these to be built. */
+const deps = { settings: { corsOrigins: [], apiToken: API_TOKEN } };
+
+async function fromSource(): Promise<Build> {
+	const app = createApp(deps as unknown as ApiDeps);
+	const out: Build = {};
+	for (const p of PATHS) {
+		const res = await app.request(p);
+		out[p] = {
+			status: res.status,
+			headers: Object.fromEntries(res.headers),
+			body: await res.text(),
+		};
+	}
+	return out;
+}
+
+/** The local stack's way: `node --import tsx` from the sources. */
+const underTsx = () =>
+	inNode(
+		`const { createApp } = await import("./src/api/app.ts");
+		const app = createApp(${JSON.stringify(deps)});
+		const out = {};
+		for (const p of ${JSON.stringify(PATHS)}) {
+			const res = await app.request(p);
+			out[p] = { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
+		}
+		process.stdout.write(JSON.stringify(out));`,
+		["--import", "tsx"],
+	);
+
+/** SST's way: the API function bundled for deploy, invoked with HTTP API events. */
+async function bundled(dir: string): Promise<Build> {
+	const { outfiles } = await bundleLikeSst(
+		{ api: path.join(ROOT, "src/functions/api.ts") },
+		dir,
+		LAMBDA_RUNTIME,
+	);
+	return inNode(
+		`const { handler } = await import(${JSON.stringify(pathToFileURL(outfiles.api ?? "").href)});
+		const out = {};
+		for (const [p, event] of ${JSON.stringify(PATHS.map((p) => [p, httpEvent("GET", p)]))}) {
+			const r = await handler(event);
+			const body = r.isBase64Encoded ? Buffer.from(r.body, "base64").toString() : r.body;
+			out[p] = { status: r.statusCode, headers: r.headers, body };
+		}
+		process.stdout.write(JSON.stringify(out));`,
+		[],
+		{
+			SST_RESOURCE_App: JSON.stringify({ name: "lisa", stage: "test" }),
+			SST_RESOURCE_ApiToken: JSON.stringify({ value: API_TOKEN }),
+		},
+	);
+}
+
+// ── the canned API ──────────────────────────────────────────────────────────────────────────
+const ID = "01JZ0000000000000000000000";
+const AT = "2025-01-02T03:04:05.000Z";
+const PR = "https://github.com/acme/api/pull/7";
+const TITLE = `Render <img src=x onerror="document.title='pwned'"> safely`;
+const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 };
+const theRun = runAnswer.parse({
+	id: ID,
+	runId: ID,
+	source: "linear",
+	issueId: "issue-1",
+	issueKey: "ENG-1",
+	title: TITLE,
+	url: "https://linear.app/acme/issue/ENG-1",
+	trigger: "webhook",
+	status: "succeeded",
+	steps: [
+		{ index: 0, repo: "api", status: "succeeded", attempt: 1, provider: "claude", prUrl: PR },
+	],
+	createdAt: AT,
+	updatedAt: AT,
+	finishedAt: AT,
+	repos: ["api"],
+	provider: "claude",
+	durationSeconds: 75,
+	usage,
+	prUrls: [PR],
+	links: { dashboard: `${ORIGIN}/runs/${ID}`, events: "", stream: "" },
+});
+const group = {
+	finished: 2,
+	succeeded: 1,
+	failed: 1,
+	successRate: 0.5,
+	timeToPr: { medianSeconds: 75, p90Seconds: 75 },
+	agentSeconds: 60,
+};
+const stats = statsAnswer.parse({
+	window: { since: AT, until: AT },
+	truncated: false,
+	total: 3,
+	counts: { queued: 0, planning: 0, running: 1, succeeded: 1, failed: 1, cancelled: 0 },
+	successRate: 0.5,
+	medianDurationSeconds: 75,
+	duration: { medianSeconds: 75, p90Seconds: 75 },
+	timeToPr: { medianSeconds: 75, p90Seconds: 75 },
+	agentSeconds: 60,
+	byRepo: { api: group },
+	byProvider: { claude: group },
+});
+const events = [
+	{
+		id: "01JZ0000000000000000000001",
+		at: AT,
+		type: "agent.output",
+		step: 0,
+		message: "working… 1/1",
+	},
+	{ id: "01JZ0000000000000000000002", at: AT, type: "run.succeeded", message: "done" },
+];
+const stream = [
+	`event: run\ndata: ${JSON.stringify(theRun)}\nretry: 2000\n\n`,
+	...events.map((e) => `id: ${e.id}\nevent: timeline\ndata: ${JSON.stringify(e)}\n\n`),
+	`event: end\ndata: {"status":"succeeded"}\n\n`,
+].join("");
+
+const api: Record<string, { type: string; body: string }> = {
+	"/api/stats": { type: "application/json", body: JSON.stringify(stats) },
+	"/api/runs": {
+		type: "application/json",
+		body: JSON.stringify(runsAnswer.parse({ runs: [theRun], nextCursor: null })),
+	},
+	[`/api/runs/${ID}/stream`]: { type: "text/event-stream", body: stream },
+};
+
+let browser: Browser;
+let dir: string;
+const builds: Record<string, Build> = {};
+
+beforeAll(async () => {
+	if (!hasChromium) return;
+	dir = await mkdtemp(path.join(os.tmpdir(), "lisa-dashboard-"));
+	[builds.source, builds.tsx, builds.bundle] = await Promise.all([
+		fromSource(),
+		underTsx(),
+		bundled(dir),
+	]);
+	browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+	});
+});
+afterAll(async () => {
+	await browser?.close();
+	if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** A signed-in page of `build` at `at`, with every error the page reports. */
+async function open(build: Build, at: string) {
+	const page = await browser.newPage();
+	const errors: string[] = [];
+	page.on("pageerror", (e) => errors.push(e.message));
+	// A CSP violation is reported on the console.
+	page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+	await page.route("**/*", (route) => {
+		const url = new URL(route.request().url());
+		const canned = api[url.pathname];
+		if (canned) return route.fulfill({ status: 200, contentType: canned.type, body: canned.body });
+		const served = build[url.pathname === "/dashboard.js" ? "/dashboard.js" : "/"];
+		if (!served) return route.abort();
+		return route.fulfill({ status: served.status, headers: served.headers, body: served.body });
+	});
+	await page.addInitScript(() => localStorage.setItem("lisaToken", "read-token"));
+	await page.goto(`${ORIGIN}${at}`);
+	return { page, errors };
+}
+
+describe.skipIf(!hasChromium)("the served dashboard script", () => {
+	it("is served the same way by every build, as a script of its own", () => {
+		for (const [name, build] of Object.entries(builds)) {
+			const js = build["/dashboard.js"];
+			expect({ name, status: js?.status, type: js?.headers["content-type"] }).toEqual({
+				name,
+				status: 200,
+				type: "text/javascript; charset=utf-8",
+			});
+			expect(build["/"]?.headers["content-security-policy"]).toContain("script-src 'self'");
+		}
+		// The bundle minified the script and named its functions with a helper it declares again.
+		const bundle = builds.bundle?.["/dashboard.js"]?.body ?? "";
+		expect(bundle).not.toContain("function el(");
+		expect(bundle).toMatch(/^const [\w$]+ = \(target, value\) => Object\.defineProperty/m);
+	});
+
+	for (const name of ["source", "tsx", "bundle"]) {
+		it(`runs from the ${name} build: the runs list, the stats and a run's live page`, async () => {
+			const build = builds[name] as Build;
+			const list = await open(build, "/");
+			const row = list.page.locator(`tr[data-run="${ID}"]`);
+			await row.waitFor();
+			expect(await row.locator(".badge").textContent()).toBe("succeeded");
+			expect(await row.locator(".title").textContent()).toBe(TITLE);
+			expect(await list.page.locator("img").count()).toBe(0);
+			expect(await row.locator(`a[href="${PR}"]`).count()).toBe(1);
+			const stat = (label: string) =>
+				list.page.locator(".stat", { hasText: label }).locator("b").textContent();
+			await expect.poll(() => stat("active")).toBe("1");
+			expect(await stat("success rate")).toBe("50%");
+			expect(await stat("time to PR, median")).toBe("1m 15s");
+			expect(list.errors).toEqual([]);
+			await list.page.close();
+
+			const one = await open(build, `/runs/${ID}`);
+			await expect
+				.poll(() => one.page.locator("#timeline").textContent())
+				.toContain("run.succeeded");
+			expect(await one.page.locator("#steps .badge").textContent()).toBe("succeeded");
+			expect(await one.page.locator("#output").textContent()).toBe("working… 1/1");
+			expect(await one.page.locator("#retry").count()).toBe(1);
+			expect(one.errors).toEqual([]);
+			await one.page.close();
+		});
+	}
+});

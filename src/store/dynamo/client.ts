@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
+	DeleteCommand,
 	type DynamoDBDocumentClient,
 	QueryCommand,
 	type QueryCommandInput,
@@ -51,6 +52,22 @@ export class DynamoTable {
 			},
 			{ step: "initialize", name: "lisaRequestObserver", override: true },
 		);
+	}
+
+	/** Deletes a claim (an issue lock, a delivery) only while `runId` holds it: a late release is a no-op. */
+	async deleteIfHeld(key: Record<string, string>, runId: string): Promise<void> {
+		try {
+			await this.doc.send(
+				new DeleteCommand({
+					TableName: this.name,
+					Key: key,
+					ConditionExpression: "runId = :me",
+					ExpressionAttributeValues: { ":me": runId },
+				}),
+			);
+		} catch (err) {
+			if (!isConditionFailure(err)) throw err;
+		}
 	}
 
 	/** Sees every request (operation name and input) until the returned function is called. */

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CoordinationStore } from "../coordination";
 import { type DynamoTable, isConditionFailure } from "./client";
 import { key } from "./table";
@@ -88,18 +88,7 @@ export function dynamoCoordination(t: DynamoTable): CoordinationStore {
 		},
 
 		async releaseIssueLock(source, issueId, runId) {
-			try {
-				await t.doc.send(
-					new DeleteCommand({
-						TableName: t.name,
-						Key: key.issueLock(source, issueId),
-						ConditionExpression: "runId = :me",
-						ExpressionAttributeValues: { ":me": runId },
-					}),
-				);
-			} catch (err) {
-				if (!isConditionFailure(err)) throw err;
-			}
+			await t.deleteIfHeld(key.issueLock(source, issueId), runId);
 		},
 	};
 	return store;

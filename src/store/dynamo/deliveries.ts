@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DeliveryStore } from "../deliveries";
 import { type DynamoTable, isConditionFailure } from "./client";
 import { key } from "./table";
@@ -47,18 +47,7 @@ export function dynamoDeliveries(t: DynamoTable): DeliveryStore {
 		},
 
 		async releaseDelivery(source, dedupeKey, runId) {
-			try {
-				await t.doc.send(
-					new DeleteCommand({
-						TableName: t.name,
-						Key: key.delivery(source, dedupeKey),
-						ConditionExpression: "runId = :me",
-						ExpressionAttributeValues: { ":me": runId },
-					}),
-				);
-			} catch (err) {
-				if (!isConditionFailure(err)) throw err;
-			}
+			await t.deleteIfHeld(key.delivery(source, dedupeKey), runId);
 		},
 	};
 }

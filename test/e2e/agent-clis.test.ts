@@ -10,7 +10,7 @@ import {
 	shell,
 	startResponsesDouble,
 } from "../doubles/models/openai-responses";
-import { AGENT_CLI_BIN } from "../support/agent-cli";
+import { AGENT_CLI_PATH, modelEnv } from "../support/agent-cli";
 import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -43,15 +43,11 @@ beforeAll(async () => {
 		configExtra: "models: [claude]\nlimits: {max_attempts: 1}",
 		env: {
 			// The pinned CLIs instead of the fake ones.
-			PATH: `${AGENT_CLI_BIN}:${process.env.PATH}`,
-			ANTHROPIC_BASE_URL: claude.url,
-			ANTHROPIC_API_KEY: claude.apiKey,
-			OPENAI_BASE_URL: codex.url,
-			OPENAI_API_KEY: codex.apiKey,
-			GOOGLE_GEMINI_BASE_URL: gemini.url,
-			GEMINI_API_KEY: gemini.apiKey,
-			OPENCODE_LISA_BASE_URL: opencode.url,
-			OPENCODE_LISA_API_KEY: opencode.apiKey,
+			PATH: AGENT_CLI_PATH,
+			...modelEnv("claude", claude),
+			...modelEnv("codex", codex),
+			...modelEnv("gemini", gemini),
+			...modelEnv("opencode", opencode),
 		},
 	});
 });

@@ -1,11 +1,11 @@
-import { createWorld } from "./support/world";
+import { createStackWorld } from "./support/stack";
 
 // `npm run demo`: the whole pipeline on this machine against the wire-level doubles — a Linear
 // issue is labelled, the signed webhook arrives, a fake `claude` commits, the PR opens on the
 // GitHub double, and Linear moves to In Review. Nothing leaves the machine.
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-const w = await createWorld();
+const w = await createStackWorld();
 try {
 	const issue = w.issue(
 		"Add a health check endpoint",

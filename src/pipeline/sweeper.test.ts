@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { TASK_ARN_PREFIX } from "../../test/support/aws";
 import { type PipelineWorld, pipelineWorld } from "../../test/support/pipeline";
 import { sweep } from "./sweeper";
 
@@ -168,7 +169,7 @@ describe("a launched task whose id was not recorded (issue 3)", () => {
 	async function launchedUnrecorded(title: string) {
 		const issue = w.issue(title);
 		const runId = w.deps.newRunId();
-		w.failDynamo((r) => r.command === "UpdateItemCommand" && r.json.includes(":task/lisa-test/"));
+		w.failDynamo((r) => r.command === "UpdateItemCommand" && r.json.includes(TASK_ARN_PREFIX));
 		await w.request(issue, runId);
 		expect(await w.deliver("intake", { dropFailed: true })).toEqual({ handled: 1, failed: 1 });
 		const step = await step0(runId);

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_CLI_BIN } from "../../test/support/agent-cli";
+import { AGENT_CLI_BIN, AGENT_CLI_PATH } from "../../test/support/agent-cli";
 
 const exec = promisify(execFile);
 let out: string;
@@ -45,7 +45,7 @@ describe("the container's task bundle", () => {
 	it("checks in the image that each installed CLI still takes Lisa's flags (check-clis)", async () => {
 		const bundle = path.join(out, "agent.mjs");
 		const checked = await exec(process.execPath, [bundle, "check-clis"], {
-			env: { PATH: `${AGENT_CLI_BIN}:${process.env.PATH}` },
+			env: { PATH: AGENT_CLI_PATH },
 		});
 		expect(checked.stdout.split("\n").filter((l) => l.startsWith("ok "))).toHaveLength(4);
 
@@ -59,7 +59,7 @@ describe("the container's task bundle", () => {
 			{ mode: 0o755 },
 		);
 		const failed = await exec(process.execPath, [bundle, "check-clis"], {
-			env: { PATH: `${bin}:${AGENT_CLI_BIN}:${process.env.PATH}` },
+			env: { PATH: `${bin}:${AGENT_CLI_PATH}` },
 		}).then(
 			() => undefined,
 			(e: { code: number; stdout: string }) => e,

@@ -3,7 +3,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isWorkflowPath } from "../../src/domain/gates";
 import { branches, git } from "../support/git";
-import { ANTHROPIC_KEY, createTaskWorld, isRunning, type TaskWorld } from "../support/task";
+import { createTaskWorld, isRunning, type TaskWorld } from "../support/task";
+import { ANTHROPIC_KEY } from "../support/world";
 
 // A hostile agent tries to get a change under .github/workflows/ pushed although the repository
 // does not allow it (allow_workflow_changes: false). Each attack is a script the fake agent runs

@@ -6,8 +6,9 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_AGENT_UIDS } from "../../src/local/agent-users";
+import { createStackWorld, type StackWorld } from "../support/stack";
 import { isRunning } from "../support/task";
-import { createWorld, WEBHOOK_SECRET, type World } from "../support/world";
+import { WEBHOOK_SECRET } from "../support/world";
 
 // `npm start` as root (as CI runs it): every running step's agent is a uid of its own, so a hostile
 // agent reads none of Lisa's secrets, and stopping one step's leftovers never touches another's.
@@ -15,10 +16,10 @@ import { createWorld, WEBHOOK_SECRET, type World } from "../support/world";
 const ROOT = process.getuid?.() === 0;
 const [FIRST, LAST] = DEFAULT_AGENT_UIDS.split("-").map(Number) as [number, number];
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
 	if (!ROOT) return;
-	w = await createWorld({ configExtra: "limits: {max_concurrent_runs: 4}" });
+	w = await createStackWorld({ configExtra: "limits: {max_concurrent_runs: 4}" });
 });
 afterAll(() => w?.stop());
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ANTHROPIC_KEY, createTaskWorld, type TaskWorld } from "../support/task";
+import { createTaskWorld, type TaskWorld } from "../support/task";
+import { ANTHROPIC_KEY } from "../support/world";
 
 // A hostile agent holds its own key (ANTHROPIC_API_KEY) and tries to smuggle it out encoded —
 // base64 at each byte alignment, hex, reversed, spaced out, percent- and JSON-escaped — through

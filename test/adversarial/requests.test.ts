@@ -12,14 +12,8 @@ import type { DoubleIssue } from "../doubles/linear/server";
 import { agentSessionWebhook, issueWebhook, linearHeaders } from "../doubles/linear/webhook";
 import { signTrello, type TrelloAction, type TrelloCard } from "../doubles/trello/server";
 import { type PipelineWorld, pipelineWorld } from "../support/pipeline";
-import {
-	type ApiRun,
-	createWorld,
-	GITHUB_WEBHOOK_SECRET,
-	TRELLO_BOARD,
-	WEBHOOK_SECRET,
-	type World,
-} from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
+import { type ApiRun, GITHUB_WEBHOOK_SECRET, TRELLO_BOARD, WEBHOOK_SECRET } from "../support/world";
 
 // The outside review's attacks, replayed against the real HTTP app, dynalite, fauxqs and the
 // tracker doubles (items 10-13 of the review): replays of signed webhooks, signatures over decoded
@@ -28,16 +22,16 @@ import {
 const REPO = "acme/api";
 /** The key a delivery is remembered by: SHA-256 of the bytes its signature covers (README). */
 const deliveryKey = (signed: Buffer) => createHash("sha256").update(signed).digest("hex");
-let linear: World;
-let trello: World;
-let github: World;
+let linear: StackWorld;
+let trello: StackWorld;
+let github: StackWorld;
 let pipe: PipelineWorld;
 
 beforeAll(async () => {
 	[linear, trello, github, pipe] = await Promise.all([
-		createWorld({ configExtra: "limits: {max_attempts: 1}" }),
-		createWorld({ source: "trello", configExtra: "limits: {max_attempts: 1}" }),
-		createWorld({ source: "github", configExtra: "limits: {max_attempts: 1}" }),
+		createStackWorld({ configExtra: "limits: {max_attempts: 1}" }),
+		createStackWorld({ source: "trello", configExtra: "limits: {max_attempts: 1}" }),
+		createStackWorld({ source: "github", configExtra: "limits: {max_attempts: 1}" }),
 		pipelineWorld(),
 	]);
 }, 120_000);
@@ -45,22 +39,20 @@ afterAll(async () => {
 	await Promise.all([linear?.stop(), trello?.stop(), github?.stop(), pipe?.stop()]);
 });
 
-const storeOf = (w: World): DynamoStore => {
+const storeOf = (w: StackWorld): DynamoStore => {
 	if (!w.stack) throw new Error("no stack");
 	return w.stack.deps.store;
 };
 
-type CancelledRun = ApiRun & { tracker: { untouched?: boolean } };
-
 /** The run a replay started, once it ended and finalize is done. */
-async function ended(w: World, res: Response): Promise<CancelledRun> {
+async function ended(w: StackWorld, res: Response): Promise<ApiRun> {
 	expect(res.status).toBe(202);
 	const { runId } = (await res.json()) as { runId: string };
-	return (await w.waitForRun(runId)) as CancelledRun;
+	return w.waitForRun(runId);
 }
 
 /** A replay's run: cancelled at intake with `reason`, never launched, leaving the tracker alone. */
-function expectUntouched(run: CancelledRun, reason: RegExp) {
+function expectUntouched(run: ApiRun, reason: RegExp) {
 	expect(run.status).toBe("cancelled");
 	expect(run.error).toMatch(reason);
 	expect(run.steps).toEqual([]);

@@ -10,17 +10,17 @@ import { startLocalStack } from "../../src/local/stack";
 import { sweep } from "../../src/pipeline/sweeper";
 import { awsClients } from "../../src/runtime/aws";
 import { pipelineWorld } from "../support/pipeline";
+import { createStackWorld, type StackWorld } from "../support/stack";
 import { createTaskWorld } from "../support/task";
-import { createWorld, type World } from "../support/world";
 
 // What a run leaves on the machine, and how Lisa retries what failed for reasons that may pass:
 // a step's workspace goes with its attempt, however the attempt ends; logs are bounded; leftovers
 // of an earlier start are swept; launches back off; an agent killed outright is retried.
 
 describe("workspaces and logs on the local stack", () => {
-	let w: World;
+	let w: StackWorld;
 	beforeAll(async () => {
-		w = await createWorld({ configExtra: "limits: {max_attempts: 1}" });
+		w = await createStackWorld({ configExtra: "limits: {max_attempts: 1}" });
 	});
 	afterAll(() => w.stop());
 

@@ -5,15 +5,15 @@ import {
 	startOpenAiChatDouble,
 } from "../doubles/models/openai-chat";
 import { git } from "../support/git";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // The built-in agent on the whole local stack, against a local OpenAI-compatible endpoint.
 
-let w: World;
+let w: StackWorld;
 let llm: OpenAiChatDouble;
 beforeAll(async () => {
 	llm = await startOpenAiChatDouble();
-	w = await createWorld({
+	w = await createStackWorld({
 		configExtra: "models: [builtin, claude]\nlimits: {max_attempts: 1}",
 		env: {
 			LISA_LLM_BASE_URL: llm.url,

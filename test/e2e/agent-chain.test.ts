@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStackWorld, type StackWorld } from "../support/stack";
 import { isRunning } from "../support/task";
-import { createWorld, type World } from "../support/world";
 
 // The agent task's fallback chain and supervision on the whole local stack: webhook in, fake agent
 // CLIs, pull request out.
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
 	// Six seconds of silence is "stuck": short enough for a test, long enough that a loaded machine
 	// starting the next fake CLI is not mistaken for one.
-	w = await createWorld({
+	w = await createStackWorld({
 		configExtra: "models: [claude, gemini]\nlimits: {stale_output_seconds: 6, max_attempts: 1}",
 	});
 });

@@ -10,9 +10,9 @@ import {
 	shell,
 	startResponsesDouble,
 } from "../doubles/models/openai-responses";
-import { AGENT_CLI_BIN } from "../support/agent-cli";
+import { AGENT_CLI_PATH, modelEnv } from "../support/agent-cli";
 import { git } from "../support/git";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // Webhook → the real agent CLI, at the pinned version, driven by a scripted local model → pull
 // request, on the whole local stack: one issue per CLI. As root (CI) each CLI runs as an agent uid.
@@ -26,7 +26,7 @@ const WORK = [
 ].join(" && ");
 const DONE = "Added GREETING.md, committed it and wrote the manifest.";
 
-let w: World;
+let w: StackWorld;
 let claude: AnthropicDouble;
 let codex: ResponsesDouble;
 let gemini: GeminiDouble;
@@ -39,19 +39,15 @@ beforeAll(async () => {
 		startGeminiDouble(),
 		startOpenAiChatDouble(),
 	]);
-	w = await createWorld({
+	w = await createStackWorld({
 		configExtra: "models: [claude]\nlimits: {max_attempts: 1}",
 		env: {
 			// The pinned CLIs instead of the fake ones.
-			PATH: `${AGENT_CLI_BIN}:${process.env.PATH}`,
-			ANTHROPIC_BASE_URL: claude.url,
-			ANTHROPIC_API_KEY: claude.apiKey,
-			OPENAI_BASE_URL: codex.url,
-			OPENAI_API_KEY: codex.apiKey,
-			GOOGLE_GEMINI_BASE_URL: gemini.url,
-			GEMINI_API_KEY: gemini.apiKey,
-			OPENCODE_LISA_BASE_URL: opencode.url,
-			OPENCODE_LISA_API_KEY: opencode.apiKey,
+			PATH: AGENT_CLI_PATH,
+			...modelEnv("claude", claude),
+			...modelEnv("codex", codex),
+			...modelEnv("gemini", gemini),
+			...modelEnv("opencode", opencode),
 		},
 	});
 });

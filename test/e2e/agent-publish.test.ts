@@ -2,50 +2,43 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
+import type { GitHttpServer } from "../doubles/git-http/server";
 import { DEFAULT_GITHUB_TOKEN } from "../doubles/github/server";
 import { git } from "../support/git";
 import { type StackProcess, startStackProcess } from "../support/process-stack";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
+import { ANTHROPIC_KEY as ANTHROPIC } from "../support/world";
 
 // Publishing on the whole local stack, run as `lisa start` in its own process with debug logs,
 // against a git host that requires the token (smart HTTP): where does the token go?
 
-const ANTHROPIC = "sk-ant-test-0123456789abcdefghij"; // the world's agent key
-const gitHost = { root: "" };
 let server: GitHttpServer;
-let w: World;
+let w: StackWorld;
 let stack: StackProcess;
 beforeAll(async () => {
-	server = await startGitHttp({
-		...gitHost,
-		token: DEFAULT_GITHUB_TOKEN,
-		get root() {
-			return gitHost.root;
-		},
-	});
-	w = await createWorld({
+	w = await createStackWorld({
 		startStack: false,
+		gitHttp: true,
 		env: { LOG_LEVEL: "debug" },
-		config: () => `source: linear
+		config: ({ repos }) => `source: linear
 provider: claude
 source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
 repos:
   - name: api
-    url: ${server.url}/api.git
+    url: ${repos.api?.url}
     slug: acme/api
     validate:
       - 'test ! -f status.txt || test "$(cat status.txt)" = ok || { echo "status is $(cat status.txt), expected ok"; exit 1; }'
 `,
 	});
-	gitHost.root = w.dir;
+	if (!w.gitHttp) throw new Error("no git host");
+	server = w.gitHttp;
 	stack = await startStackProcess(w.env);
 	w.attach(stack.url, stack.token);
 });
 afterAll(async () => {
 	await stack?.stop();
 	await w.stop();
-	await server.stop();
 });
 
 const start = async (title: string, description = "") => {

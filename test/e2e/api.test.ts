@@ -5,16 +5,16 @@ import { createApp } from "../../src/api/app";
 import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
 import { newRun, newStep, type Run, type Step } from "../../src/domain/run";
 import { collectSse } from "../support/sse";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // The runs API's contract (README › HTTP API), over real HTTP against the local
 // stack: every route, every error, paging, filters, statistics, the live stream, tokens and CORS.
 
 const DASHBOARD_ORIGIN = "https://wall.acme.dev";
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
-	w = await createWorld({
+	w = await createStackWorld({
 		env: { LISA_CORS_ORIGINS: `${DASHBOARD_ORIGIN},https://grafana.acme.dev` },
 	});
 });

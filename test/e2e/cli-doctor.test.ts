@@ -3,17 +3,18 @@ import { type AddressInfo, createServer, type Server, type Socket } from "node:n
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPort, lisa } from "../support/cli";
-import { createWorld, TRELLO_BOARD, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
+import { TRELLO_BOARD } from "../support/world";
 
 // `lisa doctor` as a real process against the Linear, Trello and GitHub doubles, the fake agent
 // CLIs on PATH, real git, and a running local stack for the API check.
 
-let w: World;
+let w: StackWorld;
 let silent: Server;
 const sockets = new Set<Socket>();
 
 beforeAll(async () => {
-	w = await createWorld();
+	w = await createStackWorld();
 	// Accepts connections and never answers: what a network check must give up on.
 	silent = createServer((s) => {
 		sockets.add(s);

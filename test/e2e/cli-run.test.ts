@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lisa } from "../support/cli";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // `lisa run` as a real process: its own in-process stack, the same intake path, the original UX.
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
-	w = await createWorld({ startStack: false });
+	w = await createStackWorld({ startStack: false });
 });
 afterAll(() => w.stop());
 

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPort, lisa } from "../support/cli";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // `lisa runs` and `lisa status` as real processes against a running local stack. The token comes
 // from the stack's token file in LISA_DATA_DIR, as on a developer's machine after `npm start`.
 
-let w: World;
+let w: StackWorld;
 let env: NodeJS.ProcessEnv;
 const ids: { ok?: string; failed?: string } = {};
 
 beforeAll(async () => {
-	w = await createWorld();
+	w = await createStackWorld();
 	env = { ...w.env, LISA_URL: w.url() };
 });
 afterAll(() => w.stop());

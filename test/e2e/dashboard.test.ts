@@ -3,14 +3,14 @@ import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // The dashboard in a real browser: Debian's Chromium driven by playwright-core (.ci/run installs it).
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
 const ARTIFACTS = fileURLToPath(new URL("../artifacts/", import.meta.url));
 
-let w: World;
+let w: StackWorld;
 let browser: Browser;
 let ok: string;
 let failed: string;
@@ -24,7 +24,7 @@ const start = async (title: string, description = "") =>
 beforeAll(async () => {
 	if (!hasChromium) return;
 	await mkdir(ARTIFACTS, { recursive: true });
-	w = await createWorld();
+	w = await createStackWorld();
 	browser = await chromium.launch({
 		executablePath: CHROMIUM,
 		args: [

@@ -6,15 +6,16 @@ import {
 	issuesEvent,
 	pullRequestClosedEvent,
 } from "../doubles/github/webhook";
-import { createWorld, GITHUB_WEBHOOK_SECRET, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
+import { GITHUB_WEBHOOK_SECRET } from "../support/world";
 
 // GitHub Issues as the source (status labels; pick_from "open"), and the merged-PR follow-up.
 
 const REPO = "acme/api";
-let w: World;
+let w: StackWorld;
 
 beforeAll(async () => {
-	w = await createWorld({
+	w = await createStackWorld({
 		source: "github",
 		// The config's source_config line is replaced to add the merged state.
 		config: ({ repo }) => `source: github
@@ -123,7 +124,7 @@ describe("GitHub Issues end to end", () => {
 		expect(res.status).toBe(202);
 		expect(await res.json()).toEqual({ queued: true, runId: resolved.runId });
 		const run = await w.waitForRun(resolved.runId, (r) => r.tracker.merged === true);
-		expect((run as unknown as { closedPullRequests: unknown[] }).closedPullRequests).toEqual([
+		expect(run.closedPullRequests).toEqual([
 			{
 				url: pr.html_url,
 				merged: true,
@@ -157,15 +158,10 @@ describe("GitHub Issues end to end", () => {
 		}).then((r) => r.json() as Promise<GitHubPull>);
 		const res = await send("pull_request", pullRequestClosedEvent(w.github, REPO, closed, human));
 		expect(res.status).toBe(202);
-		const run = await w.waitForRun(
-			runId,
-			(r) =>
-				((r as unknown as { closedPullRequests?: unknown[] }).closedPullRequests ?? []).length > 0,
-		);
-		expect(
-			(run as unknown as { closedPullRequests: { merged: boolean; by: string }[] })
-				.closedPullRequests,
-		).toEqual([expect.objectContaining({ url: pr.html_url, merged: false, by: human })]);
+		const run = await w.waitForRun(runId, (r) => (r.closedPullRequests ?? []).length > 0);
+		expect(run.closedPullRequests).toEqual([
+			expect.objectContaining({ url: pr.html_url, merged: false, by: human }),
+		]);
 		expect(run.tracker.merged).toBeUndefined();
 		expect(labelsOf(issue.number)).toEqual(["in review"]);
 	});

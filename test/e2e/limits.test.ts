@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
-	w = await createWorld({ configExtra: "limits: {max_concurrent_runs: 1}" });
+	w = await createStackWorld({ configExtra: "limits: {max_concurrent_runs: 1}" });
 });
 afterAll(() => w.stop());
 

@@ -1,21 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DoubleAgentSession, DoubleIssue } from "../doubles/linear/server";
 import { agentSessionWebhook } from "../doubles/linear/webhook";
-import { type ApiRun, createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // Linear agent sessions: an issue delegated to Lisa's app starts a run that answers in the session
 // (thought first, actions, then the response with the PRs or the error); "stop" cancels it.
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
-	w = await createWorld({ configExtra: "limits: {max_attempts: 1}" });
+	w = await createStackWorld({ configExtra: "limits: {max_attempts: 1}" });
 });
 afterAll(() => w.stop());
-
-type SessionRun = ApiRun & {
-	agentSessionId?: string;
-	prompts?: { body: string; author: string }[];
-};
 
 async function delegate(
 	issue: DoubleIssue,
@@ -42,7 +37,7 @@ describe("Linear agent sessions", () => {
 	it("answers a delegation with a thought first (before the task launches), then actions and the PR", async () => {
 		const issue = w.issue("Add dark mode", "Respect the OS setting.", []);
 		const { runId, session } = await delegate(issue);
-		const run = (await w.waitForRun(runId)) as SessionRun;
+		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		expect(run.agentSessionId).toBe(session.id);
 
@@ -150,10 +145,7 @@ describe("Linear agent sessions", () => {
 		const res = await w.sendWebhook(JSON.stringify(prompted));
 		expect(res.status).toBe(202);
 		expect(await res.json()).toEqual({ queued: true, runId });
-		const noted = (await w.waitForRun(
-			runId,
-			(r) => ((r as SessionRun).prompts ?? []).length === 1,
-		)) as SessionRun;
+		const noted = await w.waitForRun(runId, (r) => (r.prompts ?? []).length === 1);
 		expect(noted.prompts?.[0]).toMatchObject({ body: long.slice(0, 4096), author: "Pat Human" });
 		expect(noted.status).toBe("running");
 

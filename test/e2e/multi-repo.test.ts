@@ -3,14 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRun, planStep } from "../../src/domain/run";
 import { handleStepFinished } from "../../src/pipeline/steps";
 import { branches } from "../support/git";
-import { type ApiRun, createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
+import type { ApiRun } from "../support/world";
 
 // Multi-repo runs (README › Multi-repo runs) on the local stack: three bare repos, a fake agent that plans and
 // then implements, the real pipeline, store, queues and agent task processes.
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
-	w = await createWorld({
+	w = await createStackWorld({
 		moreRepos: ["web", "docs"],
 		configExtra: "limits: {parallel_steps: 2}",
 	});

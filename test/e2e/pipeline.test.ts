@@ -3,11 +3,14 @@ import { createApp } from "../../src/api/app";
 import { NotConfigured } from "../../src/integrations/tracker";
 import { issueWebhook, linearHeaders, signLinear } from "../doubles/linear/webhook";
 import { branches, git } from "../support/git";
-import { type ApiRun, createWorld, WEBHOOK_SECRET, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
+import { type ApiRun, WEBHOOK_SECRET } from "../support/world";
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
-	w = await createWorld({ configExtra: "limits: {max_attempts: 2, retry_backoff_seconds: 1}" });
+	w = await createStackWorld({
+		configExtra: "limits: {max_attempts: 2, retry_backoff_seconds: 1}",
+	});
 });
 afterAll(() => w.stop());
 

@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LoopContext, pollLoop, type RunOptions } from "../../src/cli/run";
 import type { LisaConfig } from "../../src/config/schema";
 import { recoverOrphans } from "../../src/pipeline/poll";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
 // Polling mode on the local stack: the loop `lisa run` drives, against the Linear double.
 
-let w: World;
+let w: StackWorld;
 let config: LisaConfig;
 beforeAll(async () => {
-	w = await createWorld({ configExtra: "limits: {max_attempts: 1}" });
+	w = await createStackWorld({ configExtra: "limits: {max_attempts: 1}" });
 	const state = w.stack?.deps.config();
 	if (state?.status !== "ok") throw new Error("no config");
 	config = state.config;

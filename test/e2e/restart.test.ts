@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStackProcess } from "../support/process-stack";
-import { createWorld, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
 
-let w: World;
+let w: StackWorld;
 beforeAll(async () => {
-	w = await createWorld({ startStack: false });
+	w = await createStackWorld({ startStack: false });
 });
 afterAll(() => w.stop());
 

@@ -1,12 +1,13 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signTrello, type TrelloCard, trelloId } from "../doubles/trello/server";
-import { createWorld, TRELLO_BOARD, type World } from "../support/world";
+import { createStackWorld, type StackWorld } from "../support/stack";
+import { TRELLO_BOARD } from "../support/world";
 
 // Trello as the source, end to end: the Trello double delivers its actions to Lisa's webhook the
 // way Trello does (registered through the API, HEAD-checked, signed), including Lisa's own.
 
-let w: World;
+let w: StackWorld;
 let callbackUrl: string;
 const board = () => {
 	const b = w.trello.store.boards.find((x) => x.name === TRELLO_BOARD);
@@ -15,7 +16,7 @@ const board = () => {
 };
 
 beforeAll(async () => {
-	w = await createWorld({ source: "trello", configExtra: "limits: {max_attempts: 1}" });
+	w = await createStackWorld({ source: "trello", configExtra: "limits: {max_attempts: 1}" });
 	callbackUrl = `${w.url()}/webhooks/trello`;
 });
 afterAll(() => w.stop());

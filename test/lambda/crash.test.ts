@@ -7,13 +7,13 @@ import { handler as sweeperHandler } from "../../src/functions/sweeper";
 import { storeAndQueue } from "../../src/runtime/aws";
 import {
 	type ApiInit,
-	type ApiRun,
 	callApi,
 	jsonBody,
 	type LambdaWorld,
 	lambdaWorld,
 	taskStateChange,
 } from "../support/lambda";
+import type { ApiRun } from "../support/world";
 
 // Crash detection in AWS (src/functions/ecs-events, the sweeper as backstop; README › How a run works): a task that stops
 // without having reported is retried like a transient failure up to max_attempts, then the run fails

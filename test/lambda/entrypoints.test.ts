@@ -5,18 +5,16 @@ import { handler as eventsHandler } from "../../src/functions/events";
 import { handler as intakeHandler } from "../../src/functions/intake";
 import { storeAndQueue } from "../../src/runtime/aws";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
+import { CLUSTER, TASK_DEFINITION } from "../support/aws";
 import {
 	type ApiInit,
-	type ApiRun,
-	CLUSTER,
 	callApi,
 	jsonBody,
 	type LambdaWorld,
 	lambdaWorld,
 	PUBLIC_URL,
-	TASK_DEFINITION,
-	WEBHOOK_SECRET,
 } from "../support/lambda";
+import { type ApiRun, WEBHOOK_SECRET } from "../support/world";
 
 // The Lambda entry points with real event shapes. Configuration and secrets reach them the way SST
 // links them (SST_RESOURCE_* read by SST's own Resource); crash.test.ts runs on plain variables.

@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
 import type { ProviderName } from "../../src/config/schema";
 import { AgentUidPool, agentUidRange, type UidRange } from "../../src/local/agent-users";
 import { PROVIDERS } from "../../src/task/agents/providers";
@@ -28,6 +29,9 @@ export const AGENT_CLI_BIN =
 	process.env.LISA_AGENT_CLI_BIN ??
 	fileURLToPath(new URL("../../agents/node_modules/.bin", import.meta.url));
 
+/** PATH with the pinned CLIs first. */
+export const AGENT_CLI_PATH = `${AGENT_CLI_BIN}:${process.env.PATH}`;
+
 export const LISA_BRANCH = "lisa/eng-7-add-greeting";
 
 /** Whether the tests run as root, which running the CLI as the agent's own user needs. */
@@ -42,9 +46,27 @@ export const TEST_MANIFEST = {
 };
 export const TEST_FINAL = "Added greeting.txt, committed it and wrote the manifest.";
 
+/** The CLIs that talk to a model API of their own (not the built-in agent). */
+export type AgentCli = Exclude<ProviderName, "builtin">;
+
+/** A model double (or any endpoint) as a CLI reaches it. */
+export interface ModelEndpoint {
+	url: string;
+	apiKey: string;
+}
+
+/** The variables that point each CLI at a model API: its base URL and key. */
+export const modelEnv = (name: AgentCli, model: ModelEndpoint): NodeJS.ProcessEnv =>
+	({
+		claude: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: model.apiKey },
+		codex: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: model.apiKey },
+		gemini: { GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_API_KEY: model.apiKey },
+		opencode: { OPENCODE_LISA_BASE_URL: model.url, OPENCODE_LISA_API_KEY: model.apiKey },
+	})[name];
+
 /** The environment a provider gets in a test: the pinned CLIs first on PATH, `vars` allow-listed. */
 export const cliEnv = (name: ProviderName, home: string, vars: NodeJS.ProcessEnv = {}) =>
-	agentEnv(name, { PATH: `${AGENT_CLI_BIN}:${process.env.PATH}`, HOME: home, ...vars });
+	agentEnv(name, { PATH: AGENT_CLI_PATH, HOME: home, ...vars });
 
 /** What a sandboxed run takes besides the provider's options. */
 export interface CliRunOptions extends Partial<AgentRunOptions> {
@@ -189,4 +211,68 @@ export async function cliSandbox(opts: { asAgentUser?: boolean } = {}): Promise<
 			await rm(dir, { recursive: true, force: true });
 		},
 	};
+}
+
+/** What one test of a CLI runs it in and against. */
+export interface CliTest<M> {
+	sandbox: CliSandbox;
+	model: M;
+	/** Given as the CLI's proxy, it shows any request that would have left the machine. */
+	trap: TrapProxy;
+}
+
+/** One test's CLI run: a sandbox, a model double and a trap proxy, all gone after it. */
+export async function withCli<M extends { stop(): Promise<void> }>(
+	startModel: () => Promise<M>,
+	opts: { asAgentUser?: boolean },
+	test: (t: CliTest<M>) => Promise<void>,
+): Promise<void> {
+	const sandbox = await cliSandbox(opts);
+	try {
+		const model = await startModel();
+		try {
+			const trap = await startTrapProxy();
+			try {
+				await test({ sandbox, model, trap });
+			} finally {
+				await trap.stop();
+			}
+		} finally {
+			await model.stop();
+		}
+	} finally {
+		await sandbox.cleanup();
+	}
+}
+
+/**
+ * A successful run tested twice: as the test's user, and (when the tests run as root) as the agent's
+ * own user; `titles` name the two tests.
+ */
+export function itImplements<M extends { stop(): Promise<void> }>(
+	titles: [ownUser: string, agentUser: string],
+	startModel: () => Promise<M>,
+	check: (t: CliTest<M>) => Promise<void>,
+	timeout?: number,
+) {
+	it(titles[0], () => withCli(startModel, {}, check), timeout);
+	it.runIf(AS_ROOT)(titles[1], () => withCli(startModel, { asAgentUser: true }, check), timeout);
+}
+
+/**
+ * What a CLI's run on the test issue leaves when it succeeds: exit 0 in time, Lisa's commit alone
+ * on the branch, greeting.txt with `greeting`, and the manifest. `why` explains a bad exit.
+ */
+export async function expectImplemented(
+	sandbox: CliSandbox,
+	r: AgentResult,
+	greeting: string,
+	why = r.output,
+) {
+	expect(r.exitCode, why).toBe(0);
+	expect(r.ok).toBe(true);
+	expect(r.timedOut).toBe(false);
+	expect(await sandbox.commits()).toEqual([TEST_MANIFEST.commitMessage]);
+	expect(await readFile(path.join(sandbox.repo, "greeting.txt"), "utf8")).toBe(greeting);
+	expect(await sandbox.manifest()).toEqual(TEST_MANIFEST);
 }

@@ -1,77 +1,48 @@
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { ECSClient, RunTaskCommand } from "@aws-sdk/client-ecs";
-import {
-	DeleteMessageBatchCommand,
-	ReceiveMessageCommand,
-	SendMessageCommand,
-} from "@aws-sdk/client-sqs";
 import type {
 	APIGatewayProxyEventV2,
 	APIGatewayProxyStructuredResultV2,
 	SQSBatchResponse,
 	SQSEvent,
 } from "aws-lambda";
-import { mockClient } from "aws-sdk-client-mock";
-import type { AgentLink } from "../../src/config/links";
-import { startLinearDouble } from "../doubles/linear/server";
-import { embeddedAws } from "./aws";
+import { ACCOUNT, AGENT_LINK, CLUSTER, type QueueName, REGION, TASK_DEFINITION } from "./aws";
+import { createWorld, WEBHOOK_SECRET } from "./world";
 
 // Drives the Lambda entry points (functions/*.ts) the way AWS invokes them: API Gateway v2 events,
 // SQS batches received from a real queue (fauxqs), EventBridge ECS events. DynamoDB and SQS are
 // dynalite and fauxqs in this process; ECS, which nothing emulates offline, is aws-sdk-client-mock.
 
 export const API_TOKEN = "lisa_lambda_test_token_0123456789";
-export const WEBHOOK_SECRET = "lin_whs_lambda_test_0123456789abcdef";
-export const ACCOUNT = "123456789012";
-export const REGION = "eu-west-1";
-export const CLUSTER = `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/lisa-test-ClusterCluster`;
-export const TASK_DEFINITION = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/lisa-test-Agent:4`;
 export const PUBLIC_URL = "https://abc123.execute-api.eu-west-1.amazonaws.com";
 
 export type EnvStyle = "sst" | "plain";
 
+/** What infra/ links to the functions; in the "sst" style these are not plain variables. */
+const LINKED = [
+	"LISA_TABLE_NAME",
+	"LISA_INTAKE_QUEUE_URL",
+	"LISA_EVENTS_QUEUE_URL",
+	"LINEAR_API_KEY",
+	"LINEAR_WEBHOOK_SECRET",
+];
+
 export async function lambdaWorld(opts: { style: EnvStyle; configExtra?: string }) {
-	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-lambda-"));
-	const aws = await embeddedAws({ visibilityTimeoutSeconds: 30, maxReceiveCount: 3 });
-	const linear = await startLinearDouble();
-	linear.state.viewer.name = "Lisa";
-	const team = linear.addTeam({ key: "ENG", name: "Engineering" });
-	linear.addLabel(team.id, "lisa");
-	const configFile = path.join(dir, "config.yaml");
-	await writeFile(
-		configFile,
-		`source: linear
-source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
-repos:
-  - name: api
-    url: https://github.com/acme/api.git
-${opts.configExtra ?? ""}`,
-	);
-
-	const ecs = mockClient(ECSClient);
-	let tasks = 0;
-	ecs.on(RunTaskCommand).callsFake(() => ({
-		tasks: [{ taskArn: `${CLUSTER.replace(":cluster/", ":task/")}/task${++tasks}` }],
-	}));
-
-	const agent: AgentLink = {
-		cluster: CLUSTER,
-		taskDefinition: TASK_DEFINITION,
-		container: "Agent",
-		subnets: ["subnet-0a1", "subnet-0b2"],
-		securityGroups: ["sg-0c3"],
-		assignPublicIp: true,
-		capacity: "spot",
-	};
+	const w = await createWorld({
+		name: "lambda",
+		linear: true,
+		aws: { visibilityTimeoutSeconds: 30, maxReceiveCount: 3 },
+		ecs: true,
+		config: { repos: ["api"], extra: opts.configExtra },
+	});
+	const { aws, linear } = w;
 	const { settings } = aws;
+	const agent = AGENT_LINK;
 	// What infra/ links to the functions, in the form SST gives it...
 	const link = (name: string, value: unknown) => ({
 		[`SST_RESOURCE_${name}`]: JSON.stringify(value),
 	});
 	const sst = {
+		...Object.fromEntries(Object.entries(w.env).filter(([k]) => !LINKED.includes(k))),
 		...link("App", { name: "lisa", stage: "test" }),
 		...link("Table", { name: settings.tableName }),
 		...link("IntakeQueue", { url: settings.intakeQueueUrl }),
@@ -84,9 +55,7 @@ ${opts.configExtra ?? ""}`,
 	};
 	// ...or as plain variables (the same settings, for the handlers).
 	const plain = {
-		LISA_TABLE_NAME: settings.tableName,
-		LISA_INTAKE_QUEUE_URL: settings.intakeQueueUrl,
-		LISA_EVENTS_QUEUE_URL: settings.eventsQueueUrl,
+		...w.env,
 		LISA_LAUNCHER: "ecs",
 		LISA_ECS_CLUSTER: agent.cluster,
 		LISA_ECS_TASK_DEFINITION: agent.taskDefinition,
@@ -95,98 +64,34 @@ ${opts.configExtra ?? ""}`,
 		LISA_ECS_SECURITY_GROUPS: agent.securityGroups.join(","),
 		LISA_ECS_CAPACITY: agent.capacity,
 		LISA_API_TOKEN: API_TOKEN,
-		LINEAR_API_KEY: linear.apiKey,
-		LINEAR_WEBHOOK_SECRET: WEBHOOK_SECRET,
 	};
-	const env: Record<string, string> = {
+	const env: NodeJS.ProcessEnv = {
 		...(opts.style === "sst" ? sst : plain),
 		// Not linked in AWS either: set on the function or implied by the embedded services.
-		AWS_REGION: REGION,
 		AWS_LAMBDA_FUNCTION_NAME: "lisa-test-ApiFunction",
-		LISA_DYNAMODB_ENDPOINT: settings.dynamoEndpoint ?? "",
-		LISA_SQS_ENDPOINT: settings.sqsEndpoint ?? "",
-		LISA_LOCAL_AWS_KEY: settings.localAccessKey ?? "",
-		LISA_CONFIG: configFile,
 		LISA_PUBLIC_URL: PUBLIC_URL,
-		LINEAR_API_URL: linear.url,
-		LOG_LEVEL: process.env.LISA_TEST_LOG ?? "silent",
 	};
-
-	const queues = { intake: aws.intake, events: aws.events };
 	const saved = { ...process.env };
+	w.onStop(() => {
+		for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+		Object.assign(process.env, saved);
+	});
 
 	return {
 		aws,
 		linear,
-		ecs,
+		ecs: w.ecs.mock,
 		env,
-		configFile,
+		configFile: w.configFile,
 		/** Makes `env` the process environment, as Lambda does before it imports a handler. */
 		inject() {
 			Object.assign(process.env, env);
 		},
-		/** Sends a raw body to a queue (to put a malformed message next to real ones). */
-		async sendRaw(queue: keyof typeof queues, body: string) {
-			const out = await aws.clients.sqs.send(
-				new SendMessageCommand({ QueueUrl: queues[queue].url, MessageBody: body }),
-			);
-			return out.MessageId ?? "";
-		},
-		/**
-		 * One poll of Lambda's event source mapping: receive what is waiting, invoke the handler with
-		 * the batch, delete the records it did not report as failed.
-		 */
-		async deliver(
-			queue: keyof typeof queues,
-			handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
-		): Promise<{ event: SQSEvent; response: SQSBatchResponse }> {
-			const q = queues[queue];
-			const out = await aws.clients.sqs.send(
-				new ReceiveMessageCommand({
-					QueueUrl: q.url,
-					MaxNumberOfMessages: 10,
-					WaitTimeSeconds: 1,
-					MessageSystemAttributeNames: ["All"],
-				}),
-			);
-			const event: SQSEvent = {
-				Records: (out.Messages ?? []).map((m) => ({
-					messageId: m.MessageId ?? "",
-					receiptHandle: m.ReceiptHandle ?? "",
-					body: m.Body ?? "",
-					attributes: {
-						ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? "1",
-						SentTimestamp: m.Attributes?.SentTimestamp ?? "",
-						SenderId: m.Attributes?.SenderId ?? "AIDAEXAMPLE",
-						ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? "",
-					},
-					messageAttributes: {},
-					md5OfBody: m.MD5OfBody ?? "",
-					eventSource: "aws:sqs",
-					eventSourceARN: q.arn,
-					awsRegion: REGION,
-				})),
-			};
-			const response = await handler(event);
-			const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-			const done = (out.Messages ?? []).filter((m) => !failed.has(m.MessageId ?? ""));
-			if (done.length)
-				await aws.clients.sqs.send(
-					new DeleteMessageBatchCommand({
-						QueueUrl: q.url,
-						Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-					}),
-				);
-			return { event, response };
-		},
-		async stop() {
-			ecs.restore();
-			for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-			Object.assign(process.env, saved);
-			await linear.stop();
-			await aws.stop();
-			await rm(dir, { recursive: true, force: true });
-		},
+		sendRaw: aws.sendRaw,
+		/** One poll of Lambda's event source mapping (waiting a second for messages). */
+		deliver: (queue: QueueName, handler: (event: SQSEvent) => Promise<SQSBatchResponse>) =>
+			aws.deliver(queue, handler, { waitSeconds: 1 }),
+		stop: w.stop,
 	};
 }
 
@@ -350,13 +255,4 @@ export async function callApi<H extends (event: never) => Promise<unknown>>(
 	// authorizer always present); the handler reads neither difference.
 	const event = httpEvent(method, path, { headers, body }) as unknown as Parameters<H>[0];
 	return (await handler(event)) as APIGatewayProxyStructuredResultV2;
-}
-
-/** A run as GET /api/runs/:id shows it. */
-export interface ApiRun {
-	id: string;
-	status: string;
-	error?: string;
-	steps: { status: string; attempt: number; taskId?: string; prUrl?: string; error?: string }[];
-	links: { dashboard: string };
 }

@@ -1,24 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { buffer } from "node:stream/consumers";
-import {
-	DescribeTasksCommand,
-	ECSClient,
-	RunTaskCommand,
-	type RunTaskCommandInput,
-	StopTaskCommand,
-} from "@aws-sdk/client-ecs";
-import {
-	DeleteMessageBatchCommand,
-	type Message,
-	ReceiveMessageCommand,
-} from "@aws-sdk/client-sqs";
+import { ECSClient } from "@aws-sdk/client-ecs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { mockClient } from "aws-sdk-client-mock";
 import { ulid } from "ulid";
 import { STARTED_BY_PREFIX } from "../../src/config/links";
 import { readSettings } from "../../src/config/settings";
@@ -30,8 +14,8 @@ import type { EventMessage, RunRequested } from "../../src/queue/messages";
 import { awsClients } from "../../src/runtime/aws";
 import { createDeps } from "../../src/runtime/deps";
 import { dynamoStore } from "../../src/store/dynamo";
-import { startLinearDouble } from "../doubles/linear/server";
-import { embeddedAws } from "./aws";
+import { AGENT_LINK, type QueueName } from "./aws";
+import { createWorld, LOG_LEVEL } from "./world";
 
 // The pipeline's handlers (intake, events, sweeper, finalize) in this process, wired as in AWS,
 // with a clock the test moves and hooks to force the interleavings that at-least-once delivery,
@@ -39,18 +23,9 @@ import { embeddedAws } from "./aws";
 // (through a loopback gate that can hold or fail chosen GraphQL operations), EcsLauncher. ECS,
 // which nothing emulates offline, is aws-sdk-client-mock; DynamoDB faults are SDK middleware.
 
-export const CLUSTER = "arn:aws:ecs:eu-west-1:123456789012:cluster/lisa-test";
-
 /** A DynamoDB request as the SDK sends it (command name and input, JSON for matching). */
 type Request = { command: string; json: string };
 type Match = (req: Request) => boolean;
-
-/** What ECS knows about a task, as DescribeTasks reports it. */
-interface TaskState {
-	lastStatus: string;
-	stopCode?: string;
-	stoppedReason?: string;
-}
 
 /**
  * `limits`: the config's limits as YAML flow entries; retries wait no backoff unless they say
@@ -59,95 +34,31 @@ interface TaskState {
 export async function pipelineWorld(
 	opts: { configExtra?: string; repos?: string[]; limits?: string } = {},
 ) {
-	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-pipeline-"));
-	const aws = await embeddedAws({ visibilityTimeoutSeconds: 30, maxReceiveCount: 3 });
-	const linear = await startLinearDouble();
-	linear.state.viewer.name = "Lisa";
-	const team = linear.addTeam({ key: "ENG", name: "Engineering" });
-	linear.addLabel(team.id, "lisa");
+	const limits = [
+		opts.limits?.includes("retry_backoff_seconds") ? "" : "retry_backoff_seconds: 0",
+		opts.limits,
+	].filter(Boolean);
+	const w = await createWorld({
+		name: "pipeline",
+		linear: true,
+		aws: { visibilityTimeoutSeconds: 30, maxReceiveCount: 3 },
+		ecs: true,
+		config: {
+			repos: opts.repos ?? ["api"],
+			extra: `limits: {${limits.join(", ")}}\n${opts.configExtra ?? ""}`,
+		},
+	});
+	const { linear, aws, ecs } = w;
 	const gate = await linearGate(linear.url, (n) => linear.failNext(n, { status: 500 }));
-
-	const repos = opts.repos ?? ["api"];
-	const configFile = path.join(dir, "config.yaml");
-	await writeFile(
-		configFile,
-		`source: linear
-source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
-repos:
-${repos.map((r) => `  - name: ${r}\n    url: https://github.com/acme/${r}.git\n`).join("")}limits: {${[opts.limits?.includes("retry_backoff_seconds") ? "" : "retry_backoff_seconds: 0", opts.limits].filter(Boolean).join(", ")}}
-${opts.configExtra ?? ""}`,
-	);
+	w.onStop(() => gate.stop());
 	const settings = readSettings({
-		...Object.fromEntries(
-			Object.entries({
-				LISA_TABLE_NAME: aws.settings.tableName,
-				LISA_INTAKE_QUEUE_URL: aws.settings.intakeQueueUrl,
-				LISA_EVENTS_QUEUE_URL: aws.settings.eventsQueueUrl,
-				LISA_DYNAMODB_ENDPOINT: aws.settings.dynamoEndpoint,
-				LISA_SQS_ENDPOINT: aws.settings.sqsEndpoint,
-				LISA_LOCAL_AWS_KEY: aws.settings.localAccessKey,
-				AWS_REGION: "eu-west-1",
-				LISA_CONFIG: configFile,
-				LISA_PUBLIC_URL: "https://lisa.example.com",
-				LINEAR_API_KEY: linear.apiKey,
-				LINEAR_API_URL: gate.url,
-				LINEAR_WEBHOOK_SECRET: "lin_whs_pipeline_test_0123456789abcdef",
-			}).filter((e): e is [string, string] => e[1] !== undefined),
-		),
-	});
-
-	// ECS: tasks run until stopped or marked stopped; hooks run inside DescribeTasks and StopTask.
-	const ecs = mockClient(ECSClient);
-	const tasks = new Map<string, TaskState>();
-	const launched: RunTaskCommandInput[] = [];
-	const stopped: string[] = [];
-	const hooks: {
-		describe?: (taskId: string) => Promise<void>;
-		stop?: (taskId: string) => Promise<void>;
-	} = {};
-	let n = 0;
-	let refusals = 0;
-	ecs.on(RunTaskCommand).callsFake((input: RunTaskCommandInput) => {
-		launched.push(input);
-		if (refusals > 0) {
-			refusals--;
-			return { tasks: [], failures: [{ reason: "RESOURCE:MEMORY" }] };
-		}
-		const taskArn = `${CLUSTER.replace(":cluster/", ":task/")}/task${++n}`;
-		tasks.set(taskArn, { lastStatus: "RUNNING" });
-		return { tasks: [{ taskArn }] };
-	});
-	ecs.on(DescribeTasksCommand).callsFake(async (input: { tasks: string[] }) => {
-		for (const id of input.tasks) await once(hooks, "describe")?.(id);
-		return {
-			tasks: input.tasks.flatMap((taskArn) => {
-				const t = tasks.get(taskArn);
-				return t ? [{ taskArn, ...t }] : [];
-			}),
-			failures: input.tasks.filter((t) => !tasks.has(t)).map((arn) => ({ arn, reason: "MISSING" })),
-		};
-	});
-	ecs.on(StopTaskCommand).callsFake(async (input: { task: string; reason?: string }) => {
-		await once(hooks, "stop")?.(input.task);
-		stopped.push(input.task);
-		tasks.set(input.task, {
-			lastStatus: "STOPPED",
-			stopCode: "UserInitiated",
-			stoppedReason: input.reason,
-		});
-		return { task: { taskArn: input.task, lastStatus: "STOPPING" } };
+		...w.env,
+		LISA_PUBLIC_URL: "https://lisa.example.com",
+		LINEAR_API_URL: gate.url,
 	});
 	const launcher = new EcsLauncher(
 		new ECSClient({ region: settings.region }),
-		{
-			cluster: CLUSTER,
-			taskDefinition: `${CLUSTER.replace(":cluster/lisa-test", ":task-definition/lisa-Agent:1")}`,
-			container: "Agent",
-			subnets: ["subnet-1"],
-			securityGroups: ["sg-1"],
-			assignPublicIp: true,
-			capacity: "fargate",
-		},
+		AGENT_LINK,
 		settings,
 	);
 
@@ -172,9 +83,7 @@ ${opts.configExtra ?? ""}`,
 	const store = dynamoStore(doc, settings.tableName);
 
 	let clock = Date.now();
-	const log = createLogger("lisa-pipeline-test", {
-		LOG_LEVEL: process.env.LISA_TEST_LOG ?? "silent",
-	});
+	const log = createLogger("lisa-pipeline-test", { LOG_LEVEL });
 	const deps = {
 		...createDeps(settings, { launcher, log }),
 		store,
@@ -185,27 +94,9 @@ ${opts.configExtra ?? ""}`,
 	const events = eventsHandler(deps);
 
 	/** One poll of a queue, as Lambda's event source mapping does; returns the records handled. */
-	async function deliver(queue: "intake" | "events", o: { dropFailed?: boolean } = {}) {
-		const q = queue === "intake" ? aws.intake : aws.events;
-		const out = await aws.clients.sqs.send(
-			new ReceiveMessageCommand({ QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
-		);
-		const messages = out.Messages ?? [];
-		if (!messages.length) return { handled: 0, failed: 0 };
-		const response: SQSBatchResponse = await (queue === "intake" ? intake : events)(
-			sqsEvent(messages, q.arn),
-		);
-		const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-		// dropFailed: the message is given up on (its receive count is spent; it went to the DLQ).
-		const done = messages.filter((m) => o.dropFailed || !failed.has(m.MessageId ?? ""));
-		if (done.length)
-			await aws.clients.sqs.send(
-				new DeleteMessageBatchCommand({
-					QueueUrl: q.url,
-					Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-				}),
-			);
-		return { handled: messages.length, failed: failed.size };
+	async function deliver(queue: QueueName, o: { dropFailed?: boolean } = {}) {
+		const { event, response } = await aws.deliver(queue, queue === "intake" ? intake : events, o);
+		return { handled: event.Records.length, failed: response.batchItemFailures.length };
 	}
 
 	return {
@@ -213,12 +104,9 @@ ${opts.configExtra ?? ""}`,
 		store,
 		linear,
 		gate,
-		ecs: { launched, stopped, tasks, hooks },
+		ecs: { launched: ecs.launched, stopped: ecs.stopped, tasks: ecs.tasks, hooks: ecs.hooks },
 		settings,
-		/** The next `count` RunTask calls start nothing (ECS answers with a failure). */
-		refuseLaunches(count: number) {
-			refusals = count;
-		},
+		refuseLaunches: ecs.refuseLaunches,
 		/** Moves the handlers' clock on. */
 		advance(ms: number) {
 			clock += ms;
@@ -229,7 +117,7 @@ ${opts.configExtra ?? ""}`,
 			return [
 				...faults.map(() => "DynamoDB fault"),
 				...afters.map(() => "DynamoDB after-hook"),
-				...Object.keys(hooks).map((h) => `ECS ${h} hook`),
+				...Object.keys(ecs.hooks).map((h) => `ECS ${h} hook`),
 				...gate.pending(),
 			];
 		},
@@ -267,9 +155,7 @@ ${opts.configExtra ?? ""}`,
 			};
 			await deps.queue.send("intake", msg);
 		},
-		issue(title: string) {
-			return linear.addIssue({ teamKey: "ENG", title, state: "Todo", labels: ["lisa"] });
-		},
+		issue: (title: string) => w.issue(title),
 		/** What the agent task writes every ~10 s. */
 		heartbeat(runId: string, stepIndex: number, attempt: number) {
 			return store.updateStepFields(runId, stepIndex, attempt, {
@@ -311,7 +197,7 @@ ${opts.configExtra ?? ""}`,
 		},
 		/** The tasks ECS was asked to run for `runId`, in order (their step and attempt). */
 		launchesOf(runId: string) {
-			return launched
+			return ecs.launched
 				.filter((i) => i.startedBy === `${STARTED_BY_PREFIX}${runId}`)
 				.map((i) => {
 					const env = new Map(
@@ -329,13 +215,7 @@ ${opts.configExtra ?? ""}`,
 		async timeline(runId: string) {
 			return (await store.listEvents(runId, 200)).items;
 		},
-		async stop() {
-			ecs.restore();
-			await gate.stop();
-			await linear.stop();
-			await aws.stop();
-			await rm(dir, { recursive: true, force: true });
-		},
+		stop: w.stop,
 	};
 }
 
@@ -344,36 +224,6 @@ export type PipelineWorld = Awaited<ReturnType<typeof pipelineWorld>>;
 function take<T extends { match: Match }>(list: T[], req: Request): T | undefined {
 	const i = list.findIndex((f) => f.match(req));
 	return i < 0 ? undefined : list.splice(i, 1)[0];
-}
-
-function once<K extends string>(
-	hooks: Partial<Record<K, (id: string) => Promise<void>>>,
-	name: K,
-): ((id: string) => Promise<void>) | undefined {
-	const hook = hooks[name];
-	delete hooks[name];
-	return hook;
-}
-
-function sqsEvent(messages: Message[], arn: string): SQSEvent {
-	return {
-		Records: messages.map((m) => ({
-			messageId: m.MessageId ?? "",
-			receiptHandle: m.ReceiptHandle ?? "",
-			body: m.Body ?? "",
-			attributes: {
-				ApproximateReceiveCount: "1",
-				SentTimestamp: "",
-				SenderId: "AIDAEXAMPLE",
-				ApproximateFirstReceiveTimestamp: "",
-			},
-			messageAttributes: {},
-			md5OfBody: m.MD5OfBody ?? "",
-			eventSource: "aws:sqs",
-			eventSourceARN: arn,
-			awsRegion: "eu-west-1",
-		})),
-	};
 }
 
 /**

@@ -1,8 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ulid } from "ulid";
@@ -15,13 +13,11 @@ import { storeAndQueue } from "../../src/runtime/aws";
 import type { RunEvent } from "../../src/store";
 import type { DynamoStore } from "../../src/store/dynamo";
 import { runStep } from "../../src/task/attempt/step";
-import { type FakeAgentCall, type FakeAgents, installFakeAgents } from "../doubles/agents/install";
-import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
-import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
-import { embeddedAws } from "./aws";
-import { type BareRepo, bareRepo } from "./git";
+import type { FakeAgentCall, FakeAgents } from "../doubles/agents/install";
+import type { GitHubDouble } from "../doubles/github/server";
+import type { BareRepo } from "./git";
+import { ANTHROPIC_KEY, createWorld, LOG_LEVEL } from "./world";
 
-export const ANTHROPIC_KEY = "sk-ant-task-0123456789abcdefghijkl";
 export const LINEAR_KEY = "lin_api_shouldneverreachtheagent0123";
 
 const TASK_ENTRY = fileURLToPath(new URL("../../src/task/main.ts", import.meta.url));
@@ -73,57 +69,54 @@ export interface TaskWorld {
 }
 
 /**
- * The agent task on its own: real store and queue (dynalite, fauxqs), a bare repo as the remote,
- * the GitHub double and the fake agent CLIs; runs are written the way the pipeline writes them.
+ * The agent task on its own: the base world's store and queue (dynalite, fauxqs), bare repos as the
+ * remotes, the GitHub double and the fake agent CLIs; runs are written the way the pipeline writes
+ * them.
  */
 export async function createTaskWorld(
 	files: Record<string, string> = {},
 	/** gitHttp: repo `api` is reached over authenticated HTTP (the git host double), not file://. */
 	opts: { moreRepos?: string[]; gitHttp?: boolean } = {},
 ): Promise<TaskWorld> {
-	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-task-"));
-	const repo = await bareRepo(dir, "api", "main", files);
-	const repos: Record<string, BareRepo> = { api: repo };
-	for (const name of opts.moreRepos ?? []) repos[name] = await bareRepo(dir, name);
-	const github = await startGitHubDouble({
-		repos: Object.fromEntries(Object.entries(repos).map(([name, r]) => [`acme/${name}`, r.path])),
+	const w = await createWorld({
+		name: "task",
+		repos: ["api", ...(opts.moreRepos ?? [])],
+		files,
+		gitHttp: opts.gitHttp,
+		github: true,
+		agents: true,
+		aws: true,
 	});
-	let gitHttp: GitHttpServer | undefined;
-	if (opts.gitHttp) {
-		gitHttp = await startGitHttp({ root: dir, token: github.token });
-		repos.api = { ...repo, url: `${gitHttp.url}/api.git` };
-	}
-	const agents = await installFakeAgents(dir);
-	const aws = await embeddedAws();
-	const { store, queue } = storeAndQueue(aws.settings);
-	const log = createLogger("lisa-task-test", { LOG_LEVEL: process.env.LISA_TEST_LOG ?? "silent" });
+	const { dir, repos, github } = w;
+	const { store, queue } = storeAndQueue(w.aws.settings);
+	const log = createLogger("lisa-task-test", { LOG_LEVEL });
+	// The task's own environment: the fake agents, the GitHub API; no token but the agents' key.
 	const env: NodeJS.ProcessEnv = {
-		PATH: `${agents.bin}:${process.env.PATH}`,
-		HOME: dir,
-		GITHUB_API_URL: github.url,
+		PATH: w.env.PATH,
+		HOME: w.env.HOME,
+		GITHUB_API_URL: w.env.GITHUB_API_URL,
 		ANTHROPIC_API_KEY: ANTHROPIC_KEY,
 		LINEAR_API_KEY: LINEAR_KEY,
 	};
 	let n = 0;
 	const world: TaskWorld = {
 		dir,
-		repo,
+		repo: w.repo,
 		repos,
 		github,
-		agents,
+		agents: w.agents,
 		async callsOf(runId) {
-			return (await agents.calls()).filter((c) => c.cwd.includes(runId));
+			return (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
 		},
 		store,
-		settings: aws.settings,
+		settings: w.aws.settings,
 		env,
 		async newRun(issue, configYaml = "", { plan = false } = {}) {
 			n++;
 			const now = new Date().toISOString();
 			const runId = ulid();
-			const listed = plan ? Object.entries(repos) : [["api", repos.api as BareRepo] as const];
 			const config = parseConfigText(
-				`repos:\n${listed.map(([name, r]) => `  - name: ${name}\n    url: ${r.url}\n    slug: acme/${name}\n`).join("")}${configYaml}`,
+				`${w.reposYaml(plan ? undefined : ["api"])}${configYaml}`,
 				"task.yaml",
 			);
 			const first = plan ? planStep(0) : newStep(0, "api");
@@ -173,7 +166,7 @@ export async function createTaskWorld(
 					...env,
 					...taskEnvironment(
 						{ runId, stepIndex: 0, attempt, repos: launchRepos(run, 0) },
-						aws.settings,
+						w.aws.settings,
 					),
 					GITHUB_TOKEN: github.token,
 					LISA_WORKSPACE: world.workspace(runId),
@@ -220,12 +213,7 @@ export async function createTaskWorld(
 			return (await store.listEvents(runId, 500)).items;
 		},
 		workspace: (runId) => path.join(dir, "workspaces", runId),
-		async stop() {
-			await gitHttp?.stop();
-			await github.stop();
-			await aws.stop();
-			await rm(dir, { recursive: true, force: true });
-		},
+		stop: w.stop,
 	};
 	return world;
 }

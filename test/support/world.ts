@@ -1,257 +1,266 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { createApp } from "../../src/api/app";
-import type { Settings } from "../../src/config/settings";
-import { isTerminalRun, type RunStatus } from "../../src/domain/states";
-import type { StepAttemptUsage } from "../../src/domain/usage";
-import { type LocalStack, startLocalStack } from "../../src/local/stack";
-import { createLogger } from "../../src/log";
+import type { z } from "zod";
+import type { runAnswer } from "../../src/api/schemas";
+import type { Run } from "../../src/domain/run";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
+import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
-import { type LinearDouble, startLinearDouble } from "../doubles/linear/server";
-import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
+import { type DoubleIssue, type LinearDouble, startLinearDouble } from "../doubles/linear/server";
 import { startTrelloDouble, type TrelloDouble } from "../doubles/trello/server";
+import {
+	type EmbeddedAws,
+	embeddedAws,
+	type FakeEcs,
+	fakeEcs,
+	type QueueOptions,
+	REGION,
+} from "./aws";
 import { type BareRepo, bareRepo } from "./git";
+
+// The one test world (README › Development): every part a test needs is started, configured and
+// stopped here, on request. The specialised worlds are options of it plus what only they do:
+// stack.ts (the local stack), task.ts (the agent task), pipeline.ts (the handlers in-process),
+// lambda.ts (the Lambda entry points).
 
 export const WEBHOOK_SECRET = "lin_whs_testsecret0123456789abcdef";
 export const GITHUB_WEBHOOK_SECRET = "gh-webhook-secret-0123456789";
 export const TRELLO_BOARD = "Web";
+/** The agents' model key in every world (the fake CLIs call no model). */
+export const ANTHROPIC_KEY = "sk-ant-test-0123456789abcdefghij";
+/** Lisa's log level in tests: silent unless LISA_TEST_LOG says otherwise. */
+export const LOG_LEVEL = process.env.LISA_TEST_LOG ?? "silent";
+
+/**
+ * A run as GET /api/runs/:id answers it: the fields the API's schema documents, and the run's own
+ * fields the answer passes on beside them (the schema is loose).
+ */
+export type ApiRun = z.output<typeof runAnswer> &
+	Pick<
+		Run,
+		| "tracker"
+		| "waitingSince"
+		| "agentSessionId"
+		| "prompts"
+		| "promptsDropped"
+		| "closedPullRequests"
+	>;
+
+export type Source = "linear" | "trello" | "github";
 
 export interface WorldOptions {
-	/** The tracker the generated config uses (default linear). */
-	source?: "linear" | "trello" | "github";
-	/** Extra YAML appended to the generated config. */
-	configExtra?: string;
-	/** More repositories beside `api` (bare repos, on the GitHub double as acme/<name>, in the config). */
-	moreRepos?: string[];
-	/** Replace the generated config entirely. */
-	config?: (w: { repo: BareRepo; repos: Record<string, BareRepo> }) => string;
-	env?: Record<string, string | undefined>;
-	/** Start the stack in-process (default) or leave it to the test. */
-	startStack?: boolean;
+	/** Names the temporary directory (`lisa-<name>-…`). */
+	name: string;
+	/** Bare repositories on file:// remotes, `api` first; on the GitHub double as acme/<name>. */
+	repos?: readonly string[];
+	/** Files in `api`'s first commit besides its README. */
+	files?: Record<string, string>;
+	/** `api` reached over authenticated HTTP instead: the git host double, with `github`'s token. */
+	gitHttp?: boolean;
+	/** The Linear double: team ENG with labels lisa and bug; its viewer is Lisa. */
+	linear?: boolean;
+	github?: boolean;
+	/** The Trello double with board "Web" (lists Todo, In Progress, In Review, Merged; labels lisa, bug). */
+	trello?: boolean;
+	/** The fake agent CLIs, first on PATH, with HOME in the world's directory. */
+	agents?: boolean;
+	/** dynalite and fauxqs with Lisa's table and queues. */
+	aws?: true | QueueOptions;
+	/** ECS as aws-sdk-client-mock (nothing emulates it offline). */
+	ecs?: boolean;
+	/** Writes the config file (LISA_CONFIG). */
+	config?: ConfigOptions;
 }
 
-export interface World {
+export interface ConfigOptions {
+	/** The tracker (default linear). */
+	source?: Source;
+	/** Repositories only named, at github.com URLs nothing clones (default: the world's own). */
+	repos?: readonly string[];
+	/** YAML appended. */
+	extra?: string;
+	/** The whole text instead. */
+	text?: (w: { repo: BareRepo; repos: Record<string, BareRepo> }) => string;
+}
+
+/** The part `K` when the options start it, `undefined` otherwise. */
+type Part<O, K extends keyof WorldOptions, T> = O extends { [P in K]: true | object }
+	? T
+	: undefined;
+
+export interface World<O extends WorldOptions = WorldOptions> {
 	dir: string;
-	/** The `api` repository. */
-	repo: BareRepo;
-	/** Every repository by name (`api` and `moreRepos`). */
-	repos: Record<string, BareRepo>;
-	linear: LinearDouble;
-	github: GitHubDouble;
-	/** Trello double with board "Web" (lists Todo, In Progress, In Review, Merged; labels lisa, bug). */
-	trello: TrelloDouble;
-	agents: FakeAgents;
+	/** What Lisa needs to reach the parts: their URLs, credentials, the config file, the log level. */
 	env: NodeJS.ProcessEnv;
-	stack?: LocalStack;
-	/** Point the helpers at a stack running in another process. */
-	attach(url: string, token: string): void;
+	configFile: Part<O, "config", string>;
+	/** The `api` repository (its file:// URL even with `gitHttp`). */
+	repo: Part<O, "repos", BareRepo>;
+	/** Every repository by name, as the config names them. */
+	repos: Part<O, "repos", Record<string, BareRepo>>;
+	gitHttp: Part<O, "gitHttp", GitHttpServer>;
+	linear: Part<O, "linear", LinearDouble>;
+	github: Part<O, "github", GitHubDouble>;
+	trello: Part<O, "trello", TrelloDouble>;
+	agents: Part<O, "agents", FakeAgents>;
+	aws: Part<O, "aws", EmbeddedAws>;
+	ecs: Part<O, "ecs", FakeEcs>;
 	/** A Linear issue in team ENG, state Todo, labelled `lisa` unless `labels` says otherwise. */
-	issue(
-		title: string,
-		description?: string,
-		labels?: string[],
-	): ReturnType<LinearDouble["addIssue"]>;
-	/**
-	 * The in-process stack's app built again with some of its tracker settings changed (merged into
-	 * each one: `{ github: { webhookSecret: undefined } }`); the stack itself keeps its own.
-	 */
-	appWith(patch: SettingsPatch): ReturnType<typeof createApp>;
-	/** POSTs a raw body to a path of the stack. */
-	post(p: string, body: string, headers: Record<string, string>): Promise<Response>;
-	/** POSTs a signed Issue webhook; returns the response. */
-	sendWebhook(body: string, headers?: Record<string, string>): Promise<Response>;
-	createdWebhook(issue: ReturnType<LinearDouble["addIssue"]>): string;
-	api<T = unknown>(p: string, init?: RequestInit): Promise<{ status: number; body: T }>;
-	waitForRun(id: string, done?: (run: ApiRun) => boolean, timeoutMs?: number): Promise<ApiRun>;
-	url(): string;
+	issue: Part<O, "linear", (title: string, description?: string, labels?: string[]) => DoubleIssue>;
+	/** The config's `repos:` entries for these of the world's repositories (default all). */
+	reposYaml(names?: string[]): string;
+	/** Runs at stop, before the parts started earlier stop. */
+	onStop(stop: () => unknown): void;
 	stop(): Promise<void>;
 }
 
-export type SettingsPatch = Partial<Omit<Settings, "linear" | "github" | "trello">> & {
-	[K in "linear" | "github" | "trello"]?: Partial<Settings[K]>;
+const SOURCE_CONFIG: Record<Source, string> = {
+	linear:
+		"source: linear\nsource_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}",
+	trello: `source: trello\nsource_config: {team: ${TRELLO_BOARD}, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}`,
+	github:
+		"source: github\nsource_config: {team: acme/api, label: lisa, pick_from: open, in_progress: in progress, done: in review}",
 };
 
-export interface ApiRun {
-	id: string;
-	status: string;
-	error?: string;
-	issueId: string;
-	issueKey?: string;
-	prUrls: string[];
-	plan?: { steps: { repo: string; scope: string; order: number }[] };
-	steps: {
-		index: number;
-		repo: string;
-		kind?: string;
-		scope?: string;
-		order?: number;
-		status: string;
-		attempt: number;
-		branch?: string;
-		prUrl?: string;
-		error?: string;
-		agentState?: string;
-		taskId?: string;
-		provider?: string;
-		usage?: StepAttemptUsage[];
-	}[];
-	tracker: Record<string, boolean>;
-	waitingSince?: string;
-	trigger?: string;
-	links: { dashboard: string };
-}
-
-/** Everything a pipeline test needs: doubles for Linear/GitHub/agents, a bare repo, the local stack. */
-export async function createWorld(opts: WorldOptions = {}): Promise<World> {
-	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-e2e-"));
-	// As root the stack runs agents as uids of their own: they must reach their workspaces and the
-	// fake CLIs in here (mkdtemp makes it 0700).
+export async function createWorld<const O extends WorldOptions>(opts: O): Promise<World<O>> {
+	const dir = await mkdtemp(path.join(os.tmpdir(), `lisa-${opts.name}-`));
+	// As root agents run as uids of their own: they must reach their workspaces and the fake CLIs in
+	// here (mkdtemp makes it 0700).
 	await chmod(dir, 0o711);
-	const repo = await bareRepo(dir, "api");
-	const repos: Record<string, BareRepo> = { api: repo };
-	for (const name of opts.moreRepos ?? []) repos[name] = await bareRepo(dir, name);
-	const linear = await startLinearDouble();
-	linear.state.viewer.name = "Lisa";
-	const team = linear.addTeam({ key: "ENG", name: "Engineering" });
-	linear.addLabel(team.id, "lisa");
-	linear.addLabel(team.id, "bug");
-	const github = await startGitHubDouble({
-		repos: Object.fromEntries(Object.entries(repos).map(([name, r]) => [`acme/${name}`, r.path])),
-	});
-	const trello = await startTrelloDouble();
-	trello.store.addBoard(
-		TRELLO_BOARD,
-		["Todo", "In Progress", "In Review", "Merged"],
-		["lisa", "bug"],
-	);
-	const agents = await installFakeAgents(dir);
-	const configFile = path.join(dir, "config.yaml");
-	const sourceConfig = {
-		linear:
-			"source: linear\nsource_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}",
-		trello: `source: trello\nsource_config: {team: ${TRELLO_BOARD}, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}`,
-		github:
-			"source: github\nsource_config: {team: acme/api, label: lisa, pick_from: open, in_progress: in progress, done: in review}",
-	}[opts.source ?? "linear"];
-	await writeFile(
-		configFile,
-		opts.config?.({ repo, repos }) ??
-			`${sourceConfig}
-provider: claude
-repos:
-${Object.entries(repos)
-	.map(([name, r]) => `  - name: ${name}\n    url: ${r.url}\n    slug: acme/${name}\n`)
-	.join("")}${opts.configExtra ?? ""}`,
-	);
-	const env: NodeJS.ProcessEnv = {
-		PATH: `${agents.bin}:${process.env.PATH}`,
-		HOME: dir,
-		PORT: "0",
-		LISA_DATA_DIR: path.join(dir, "data"),
-		LISA_CONFIG: configFile,
-		LINEAR_API_KEY: linear.apiKey,
-		LINEAR_API_URL: linear.url,
-		LINEAR_WEBHOOK_SECRET: WEBHOOK_SECRET,
-		GITHUB_TOKEN: github.token,
-		GITHUB_API_URL: github.url,
-		GITHUB_WEBHOOK_SECRET,
-		TRELLO_API_KEY: trello.apiKey,
-		TRELLO_TOKEN: trello.token,
-		TRELLO_APP_SECRET: trello.appSecret,
-		TRELLO_API_URL: trello.url,
-		ANTHROPIC_API_KEY: "sk-ant-test-0123456789abcdefghij",
-		AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-		LOG_LEVEL: process.env.LISA_TEST_LOG ?? "silent",
-		...opts.env,
-	};
-	const log = createLogger("lisa-test", env);
-	const stack =
-		opts.startStack === false
-			? undefined
-			: await startLocalStack({ env, log, sweepIntervalMs: 1000 });
-
-	let target = stack ? { url: stack.url, token: stack.apiToken } : undefined;
-	const world: World = {
+	const stops: (() => unknown)[] = [];
+	const env: NodeJS.ProcessEnv = { LOG_LEVEL };
+	const w = {
 		dir,
-		repo,
-		repos,
-		linear,
-		github,
-		trello,
-		agents,
 		env,
-		stack,
-		attach: (url, token) => {
-			target = { url, token };
-		},
-		appWith: (patch) => {
-			if (!stack) throw new Error("no stack");
-			const { linear, github, trello } = stack.settings;
-			return createApp({
-				...stack.deps,
-				settings: {
-					...stack.settings,
-					...patch,
-					linear: { ...linear, ...patch.linear },
-					github: { ...github, ...patch.github },
-					trello: { ...trello, ...patch.trello },
-				},
-			});
-		},
-		url: () => {
-			if (!target) throw new Error("no stack to talk to: start one or attach()");
-			return target.url;
-		},
-		issue: (title, description = "", labels = ["lisa"]) =>
-			linear.addIssue({ teamKey: "ENG", title, description, state: "Todo", labels }),
-		createdWebhook: (issue) =>
-			JSON.stringify(issueWebhook({ action: "create", issue, double: linear })),
-		post: (p, body, headers) => fetch(`${world.url()}${p}`, { method: "POST", body, headers }),
-		sendWebhook: (body, headers) =>
-			fetch(`${world.url()}/webhooks/linear`, {
-				method: "POST",
-				body,
-				headers: headers ?? linearHeaders(body, WEBHOOK_SECRET),
-			}),
-		async api(p, init = {}) {
-			const res = await fetch(`${world.url()}${p}`, {
-				...init,
-				headers: {
-					authorization: `Bearer ${target?.token}`,
-					"content-type": "application/json",
-					...init.headers,
-				},
-			});
-			return { status: res.status, body: (await res.json()) as never };
-		},
-		async waitForRun(
-			id,
-			done = (r) => isTerminalRun(r.status as RunStatus) && r.tracker?.done === true,
-			timeoutMs = 60_000,
-		) {
-			const deadline = Date.now() + timeoutMs;
-			let last: unknown;
-			while (Date.now() < deadline) {
-				const res = await world
-					.api<ApiRun>(`/api/runs/${id}`)
-					.catch((err: Error) => ({ status: 0, body: err.message }));
-				last = res;
-				if (res.status === 200 && done(res.body as ApiRun)) return res.body as ApiRun;
-				await new Promise((r) => setTimeout(r, 200));
-			}
-			throw new Error(
-				`run ${id} did not reach the expected state; last seen: ${JSON.stringify(last)}`,
-			);
-		},
+		onStop: (stop: () => unknown) => stops.push(stop),
 		async stop() {
-			await world.stack?.stop();
-			await linear.stop();
-			await github.stop();
-			await trello.stop();
+			let failure: unknown;
+			for (const stop of stops.splice(0).reverse())
+				await Promise.resolve()
+					.then(stop)
+					.catch((err) => {
+						failure ??= err;
+					});
 			await rm(dir, { recursive: true, force: true });
+			if (failure) throw failure;
 		},
-	};
-	return world;
+	} as Record<string, unknown> & Pick<World, "dir" | "env" | "onStop" | "stop">;
+	try {
+		const repos: Record<string, BareRepo> = {};
+		for (const [i, name] of (opts.repos ?? []).entries())
+			repos[name] = await bareRepo(dir, name, "main", i === 0 ? opts.files : {});
+		const [first] = Object.values(repos);
+		if (first) {
+			w.repo = first;
+			w.repos = repos;
+		}
+
+		if (opts.linear) {
+			const linear = await startLinearDouble();
+			w.onStop(() => linear.stop());
+			linear.state.viewer.name = "Lisa";
+			const team = linear.addTeam({ key: "ENG", name: "Engineering" });
+			linear.addLabel(team.id, "lisa");
+			linear.addLabel(team.id, "bug");
+			Object.assign(env, {
+				LINEAR_API_KEY: linear.apiKey,
+				LINEAR_API_URL: linear.url,
+				LINEAR_WEBHOOK_SECRET: WEBHOOK_SECRET,
+			});
+			w.linear = linear;
+			w.issue = (title: string, description = "", labels = ["lisa"]) =>
+				linear.addIssue({ teamKey: "ENG", title, description, state: "Todo", labels });
+		}
+		if (opts.github) {
+			const github = await startGitHubDouble({
+				repos: Object.fromEntries(Object.entries(repos).map(([n, r]) => [`acme/${n}`, r.path])),
+			});
+			w.onStop(() => github.stop());
+			Object.assign(env, {
+				GITHUB_TOKEN: github.token,
+				GITHUB_API_URL: github.url,
+				GITHUB_WEBHOOK_SECRET,
+			});
+			w.github = github;
+			const [api] = Object.keys(repos);
+			if (opts.gitHttp && api && first) {
+				const gitHttp = await startGitHttp({ root: dir, token: github.token });
+				w.onStop(() => gitHttp.stop());
+				repos[api] = { ...first, url: `${gitHttp.url}/${api}.git` };
+				w.gitHttp = gitHttp;
+			}
+		}
+		if (opts.trello) {
+			const trello = await startTrelloDouble();
+			w.onStop(() => trello.stop());
+			trello.store.addBoard(
+				TRELLO_BOARD,
+				["Todo", "In Progress", "In Review", "Merged"],
+				["lisa", "bug"],
+			);
+			Object.assign(env, {
+				TRELLO_API_KEY: trello.apiKey,
+				TRELLO_TOKEN: trello.token,
+				TRELLO_APP_SECRET: trello.appSecret,
+				TRELLO_API_URL: trello.url,
+			});
+			w.trello = trello;
+		}
+		if (opts.agents) {
+			const agents = await installFakeAgents(dir);
+			Object.assign(env, {
+				PATH: `${agents.bin}:${process.env.PATH}`,
+				HOME: dir,
+				ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+			});
+			w.agents = agents;
+		}
+		if (opts.aws) {
+			const aws = await embeddedAws(opts.aws === true ? {} : opts.aws);
+			w.onStop(() => aws.stop());
+			const s = aws.settings;
+			Object.assign(env, {
+				LISA_TABLE_NAME: s.tableName,
+				LISA_INTAKE_QUEUE_URL: s.intakeQueueUrl,
+				LISA_EVENTS_QUEUE_URL: s.eventsQueueUrl,
+				LISA_DYNAMODB_ENDPOINT: s.dynamoEndpoint,
+				LISA_SQS_ENDPOINT: s.sqsEndpoint,
+				LISA_LOCAL_AWS_KEY: s.localAccessKey,
+				AWS_REGION: REGION,
+			});
+			w.aws = aws;
+		}
+		if (opts.ecs) {
+			const ecs = fakeEcs();
+			w.onStop(() => ecs.restore());
+			w.ecs = ecs;
+		}
+
+		const reposYaml = (names = Object.keys(repos)) =>
+			`repos:\n${names
+				.map((name) => {
+					const url = repos[name]?.url ?? `https://github.com/acme/${name}.git`;
+					const slug = opts.github ? `    slug: acme/${name}\n` : "";
+					return `  - name: ${name}\n    url: ${url}\n${slug}`;
+				})
+				.join("")}`;
+		w.reposYaml = reposYaml;
+		const c = opts.config;
+		if (c) {
+			const configFile = path.join(dir, "config.yaml");
+			if (c.text && !first) throw new Error("a config text needs the world's repositories");
+			await writeFile(
+				configFile,
+				c.text && first
+					? c.text({ repo: first, repos })
+					: `${SOURCE_CONFIG[c.source ?? "linear"]}\n${reposYaml(c.repos && [...c.repos])}${c.extra ?? ""}`,
+			);
+			env.LISA_CONFIG = configFile;
+			w.configFile = configFile;
+		}
+	} catch (err) {
+		await w.stop().catch(() => {});
+		throw err;
+	}
+	return w as unknown as World<O>;
 }

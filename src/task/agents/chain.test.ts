@@ -3,12 +3,8 @@ import { mkdir, symlink } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branches, git } from "../../../test/support/git";
-import {
-	ANTHROPIC_KEY,
-	createTaskWorld,
-	isRunning,
-	type TaskWorld,
-} from "../../../test/support/task";
+import { createTaskWorld, isRunning, type TaskWorld } from "../../../test/support/task";
+import { ANTHROPIC_KEY } from "../../../test/support/world";
 
 // The fallback chain, supervision and the providers' argv, through the real task code against the
 // fake agent CLIs (real processes), a real store and a bare repo.

@@ -18,13 +18,8 @@ import {
 	textOf,
 } from "../../../test/doubles/models/openai-chat";
 import { git } from "../../../test/support/git";
-import {
-	ANTHROPIC_KEY,
-	createTaskWorld,
-	isRunning,
-	LINEAR_KEY,
-	type TaskWorld,
-} from "../../../test/support/task";
+import { createTaskWorld, isRunning, LINEAR_KEY, type TaskWorld } from "../../../test/support/task";
+import { ANTHROPIC_KEY } from "../../../test/support/world";
 
 // The agent's own user (LISA_AGENT_UID/GID/HOME), with real uid switches: the task runs as its own
 // process with the secrets in its environment, as a launched task does, and the repo is reached

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitHttpServer, startGitHttp } from "../../../test/doubles/git-http/server";
 import { type AnthropicDouble, startAnthropicDouble } from "../../../test/doubles/models/anthropic";
-import { cliEnv } from "../../../test/support/agent-cli";
+import { cliEnv, modelEnv } from "../../../test/support/agent-cli";
 import { bareRepo, git } from "../../../test/support/git";
 import { claude } from "../agents/providers/claude";
 import { Git, gitEnv } from "./git";
@@ -57,7 +57,7 @@ async function runClaude(command: string) {
 	const cwd = await ws.nativeRoot();
 	return claude.run("Add a greeting.", {
 		cwd,
-		env: cliEnv("claude", home, { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: api.apiKey }),
+		env: cliEnv("claude", home, modelEnv("claude", api)),
 		timeoutMs: 120_000,
 		scratchDir: ws.scratch,
 		nativeWorktree: NAME,

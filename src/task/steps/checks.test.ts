@@ -2,12 +2,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branches, git } from "../../../test/support/git";
-import {
-	ANTHROPIC_KEY,
-	createTaskWorld,
-	isRunning,
-	type TaskWorld,
-} from "../../../test/support/task";
+import { createTaskWorld, isRunning, type TaskWorld } from "../../../test/support/task";
+import { ANTHROPIC_KEY } from "../../../test/support/world";
 import { FINAL_HEADER, RETRY_HEADER } from "./prompt";
 
 // Validation with retries, the publishing gates, setup, guardrails and PR idempotency, through the

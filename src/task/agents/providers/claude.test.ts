@@ -1,22 +1,21 @@
 // The real, pinned Claude Code run through Lisa's provider against a scripted Anthropic Messages API
 // on 127.0.0.1: the argv, the environment allow-list, the reading of its stream-json output, as root
 // and as the agent's own user.
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
 	type AnthropicDouble,
 	type AnthropicReply,
 	startAnthropicDouble,
 } from "../../../../test/doubles/models/anthropic";
 import {
-	AS_ROOT,
-	type CliSandbox,
-	cliSandbox,
+	type CliTest,
+	expectImplemented,
 	TEST_FINAL as FINAL,
+	itImplements,
 	TEST_MANIFEST as MANIFEST,
-	startTrapProxy,
-	type TrapProxy,
+	modelEnv,
+	withCli,
 } from "../../../../test/support/agent-cli";
 
 const MODEL = "claude-sonnet-4-5";
@@ -57,44 +56,22 @@ const implementTurns = (repo: string): AnthropicReply[] => [
 	{ text: FINAL },
 ];
 
-let api: AnthropicDouble;
-let proxy: TrapProxy;
-let sandbox: CliSandbox | undefined;
-beforeAll(async () => {
-	api = await startAnthropicDouble();
-	proxy = await startTrapProxy();
-});
-afterAll(async () => {
-	await api.stop();
-	await proxy.stop();
-});
-afterEach(async () => {
-	await sandbox?.cleanup();
-	sandbox = undefined;
-	api.reset();
-});
-
 /** Runs claude as the task does, with a proxy that catches any request leaving loopback. */
-const run = (sb: CliSandbox, prompt: string, vars: NodeJS.ProcessEnv = {}) =>
-	sb.run(
+const run = (t: CliTest<AnthropicDouble>, prompt: string, vars: NodeJS.ProcessEnv = {}) =>
+	t.sandbox.run(
 		"claude",
 		prompt,
-		{ ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: api.apiKey, ...vars },
-		{ model: MODEL, proxy: proxy.url },
+		{ ...modelEnv("claude", t.model), ...vars },
+		{ model: MODEL, proxy: t.trap.url },
 	);
 
-async function implementsTheIssue(asAgentUser: boolean) {
-	sandbox = await cliSandbox({ asAgentUser });
+async function implementsTheIssue(t: CliTest<AnthropicDouble>) {
+	const { sandbox, model: api, trap: proxy } = t;
 	api.script(...implementTurns(sandbox.repo));
 	const prompt = "--- Implement ENG-7: add a greeting file, commit it and write the manifest.";
-	const r = await run(sandbox, prompt);
+	const r = await run(t, prompt);
 
-	expect(r.exitCode, r.output).toBe(0);
-	expect(r.ok).toBe(true);
-	expect(r.timedOut).toBe(false);
-	expect(await sandbox.commits()).toEqual([MANIFEST.commitMessage]);
-	expect(await readFile(path.join(sandbox.repo, "greeting.txt"), "utf8")).toBe("Hello, Lisa!\n");
-	expect(await sandbox.manifest()).toEqual(MANIFEST);
+	await expectImplemented(sandbox, r, "Hello, Lisa!\n");
 
 	// The model saw the key, the prompt (a leading `-` and all), the model flag and every tool result.
 	expect(api.turns).toHaveLength(4);
@@ -109,7 +86,7 @@ async function implementsTheIssue(asAgentUser: boolean) {
 	expect(results.map((b) => b !== undefined && b.is_error !== true)).toEqual([true, true, true]);
 	// The CLI is told it runs in a sandbox only as root: the agent user keeps the root check.
 	expect(JSON.stringify(results[1]?.content)).toContain(
-		asAgentUser ? `uid=${sandbox.user?.uid} sandbox=none` : "uid=0 sandbox=1",
+		sandbox.user ? `uid=${sandbox.user.uid} sandbox=none` : "uid=0 sandbox=1",
 	);
 
 	// The report is what the server sent: four turns of the double's usage each.
@@ -139,13 +116,14 @@ async function implementsTheIssue(asAgentUser: boolean) {
 }
 
 describe("claude (the real CLI against a scripted Anthropic API)", () => {
-	it("implements the issue as root: committed on Lisa's branch, manifest written, usage reported", async () => {
-		await implementsTheIssue(false);
-	});
-
-	it.runIf(AS_ROOT)("implements the issue as the agent's own user", async () => {
-		await implementsTheIssue(true);
-	});
+	itImplements(
+		[
+			"implements the issue as root: committed on Lisa's branch, manifest written, usage reported",
+			"implements the issue as the agent's own user",
+		],
+		startAnthropicDouble,
+		implementsTheIssue,
+	);
 
 	it.each([
 		{ status: 429, kind: "rate_limit", transient: true },
@@ -154,30 +132,32 @@ describe("claude (the real CLI against a scripted Anthropic API)", () => {
 	])(
 		"an API error $status ends as $kind from the CLI's structured result",
 		async ({ status, kind, transient }) => {
-			sandbox = await cliSandbox();
-			api.script({ status }, { status }, { status });
-			// One retry, so the test is quick; production keeps the CLI's own retries.
-			const r = await run(sandbox, "Add a greeting.", { CLAUDE_CODE_MAX_RETRIES: "1" });
+			await withCli(startAnthropicDouble, {}, async (t) => {
+				t.model.script({ status }, { status }, { status });
+				// One retry, so the test is quick; production keeps the CLI's own retries.
+				const r = await run(t, "Add a greeting.", { CLAUDE_CODE_MAX_RETRIES: "1" });
 
-			expect(r.ok).toBe(false);
-			expect(r.report?.error?.kind, r.output).toBe(kind);
-			expect(r.transient).toBe(transient);
-			expect(api.turns).toHaveLength(2);
-			expect(r.shown).toContain("claude failed: ");
-			expect(r.shown).not.toContain('{"type"');
-			expect(await sandbox.commits()).toEqual([]);
-			expect(proxy.seen).toEqual([]);
+				expect(r.ok).toBe(false);
+				expect(r.report?.error?.kind, r.output).toBe(kind);
+				expect(r.transient).toBe(transient);
+				expect(t.model.turns).toHaveLength(2);
+				expect(r.shown).toContain("claude failed: ");
+				expect(r.shown).not.toContain('{"type"');
+				expect(await t.sandbox.commits()).toEqual([]);
+				expect(t.trap.seen).toEqual([]);
+			});
 		},
 	);
 
 	it("a server that cannot be reached is a network error", async () => {
-		sandbox = await cliSandbox();
-		const r = await run(sandbox, "Add a greeting.", {
-			ANTHROPIC_BASE_URL: proxy.url.replace(/:\d+$/, ":9"),
-			CLAUDE_CODE_MAX_RETRIES: "0",
+		await withCli(startAnthropicDouble, {}, async (t) => {
+			const r = await run(t, "Add a greeting.", {
+				ANTHROPIC_BASE_URL: t.trap.url.replace(/:\d+$/, ":9"),
+				CLAUDE_CODE_MAX_RETRIES: "0",
+			});
+			expect(r.ok).toBe(false);
+			expect(r.report?.error?.kind).toBe("network");
+			expect(r.transient).toBe(true);
 		});
-		expect(r.ok).toBe(false);
-		expect(r.report?.error?.kind).toBe("network");
-		expect(r.transient).toBe(true);
 	});
 });

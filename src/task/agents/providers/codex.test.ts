@@ -2,9 +2,7 @@
 // the argv, the settings `prepare` writes, the environment allow-list and the reading of
 // `codex exec --json` are the production ones.
 
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
 	applyPatch,
 	DEFAULT_USAGE,
@@ -17,12 +15,13 @@ import {
 	userTexts,
 } from "../../../../test/doubles/models/openai-responses";
 import {
-	AS_ROOT,
-	type CliSandbox,
-	cliSandbox,
+	type CliTest,
+	expectImplemented,
 	TEST_FINAL as FINAL,
+	itImplements,
 	TEST_MANIFEST as MANIFEST,
-	startTrapProxy,
+	modelEnv,
+	withCli,
 } from "../../../../test/support/agent-cli";
 import { MANIFEST_FILE } from "../../steps/prompt";
 
@@ -45,80 +44,57 @@ function successTurns(): ResponsesTurn[] {
 	];
 }
 
-async function expectSuccess(sandbox: CliSandbox, model: ResponsesDouble) {
-	const trap = await startTrapProxy();
-	try {
-		const turns = successTurns();
-		model.script(...turns);
-		const vars = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: model.apiKey };
-		const r = await sandbox.run("codex", PROMPT, vars, { model: "gpt-5.5", proxy: trap.url });
+async function expectSuccess({ sandbox, model, trap }: CliTest<ResponsesDouble>) {
+	const turns = successTurns();
+	model.script(...turns);
+	const r = await sandbox.run("codex", PROMPT, modelEnv("codex", model), {
+		model: "gpt-5.5",
+		proxy: trap.url,
+	});
 
-		expect(r.exitCode, r.output).toBe(0);
-		expect(r.ok).toBe(true);
-		expect(r.timedOut).toBe(false);
-		expect(await sandbox.commits()).toEqual(["feat: add greeting"]);
-		expect(await readFile(path.join(sandbox.repo, "greeting.txt"), "utf8")).toBe("hello\n");
-		expect(await sandbox.manifest()).toEqual(MANIFEST);
+	await expectImplemented(sandbox, r, "hello\n");
 
-		// Every model call came with the key, the prompt and, after the first, the command's result.
-		expect(model.requests).toHaveLength(4);
-		expect(model.requests.every((q) => q.authorized && q.stream)).toBe(true);
-		const [first, second, third] = model.requests as [ResponsesRequest, ...ResponsesRequest[]];
-		expect(first.model).toBe("gpt-5.5");
-		expect(first.tools).toEqual(expect.arrayContaining(["exec_command", "apply_patch"]));
-		expect(userTexts(first)).toContain(PROMPT);
-		expect(second && toolOutputs(second).get("call_double1_0")).toMatch(/Success|greeting\.txt/);
-		expect(third && toolOutputs(third).get("call_double2_0")).toMatch(/exited with code 0/);
-		expect(model.unexpected).toEqual([]);
-		expect(trap.seen).toEqual([]);
+	// Every model call came with the key, the prompt and, after the first, the command's result.
+	expect(model.requests).toHaveLength(4);
+	expect(model.requests.every((q) => q.authorized && q.stream)).toBe(true);
+	const [first, second, third] = model.requests as [ResponsesRequest, ...ResponsesRequest[]];
+	expect(first.model).toBe("gpt-5.5");
+	expect(first.tools).toEqual(expect.arrayContaining(["exec_command", "apply_patch"]));
+	expect(userTexts(first)).toContain(PROMPT);
+	expect(second && toolOutputs(second).get("call_double1_0")).toMatch(/Success|greeting\.txt/);
+	expect(third && toolOutputs(third).get("call_double2_0")).toMatch(/exited with code 0/);
+	expect(model.unexpected).toEqual([]);
+	expect(trap.seen).toEqual([]);
 
-		expect(r.report?.finalMessage).toBe(FINAL);
-		// `codex exec --json` does not say how many requests a turn took.
-		expect(r.report?.turns).toBeUndefined();
-		expect(r.report?.error).toBeUndefined();
-		const sent = turns.map((t) => ("usage" in t && t.usage) || DEFAULT_USAGE);
-		const sum = (k: "input" | "cached" | "output") => sent.reduce((n, u) => n + u[k], 0);
-		expect(r.report?.usage).toEqual({
-			inputTokens: sum("input") - sum("cached"),
-			cacheReadTokens: sum("cached"),
-			cacheWriteTokens: 0,
-			outputTokens: sum("output"),
-		});
-		expect(r.shown).toContain("I'll add the file.");
-		expect(r.shown).toContain(FINAL);
-		expect(r.shown).toContain("$ ");
-		expect(r.shown).toContain("git commit");
-		expect(r.shown).toMatch(/^edited .*greeting\.txt \(add\)$/m);
-		expect(r.shown).not.toContain('"type":');
-		expect(r.output).not.toContain(model.apiKey);
-	} finally {
-		await trap.stop();
-	}
+	expect(r.report?.finalMessage).toBe(FINAL);
+	// `codex exec --json` does not say how many requests a turn took.
+	expect(r.report?.turns).toBeUndefined();
+	expect(r.report?.error).toBeUndefined();
+	const sent = turns.map((t) => ("usage" in t && t.usage) || DEFAULT_USAGE);
+	const sum = (k: "input" | "cached" | "output") => sent.reduce((n, u) => n + u[k], 0);
+	expect(r.report?.usage).toEqual({
+		inputTokens: sum("input") - sum("cached"),
+		cacheReadTokens: sum("cached"),
+		cacheWriteTokens: 0,
+		outputTokens: sum("output"),
+	});
+	expect(r.shown).toContain("I'll add the file.");
+	expect(r.shown).toContain(FINAL);
+	expect(r.shown).toContain("$ ");
+	expect(r.shown).toContain("git commit");
+	expect(r.shown).toMatch(/^edited .*greeting\.txt \(add\)$/m);
+	expect(r.shown).not.toContain('"type":');
+	expect(r.output).not.toContain(model.apiKey);
 }
 
 describe("codex provider (real CLI)", () => {
-	let model: ResponsesDouble;
-	let sandbox: CliSandbox | undefined;
-	beforeEach(async () => {
-		model = await startResponsesDouble();
-	});
-	afterEach(async () => {
-		await sandbox?.cleanup();
-		sandbox = undefined;
-		await model.stop();
-	});
-
-	it("implements, commits and writes the manifest, headless, reading only loopback", async () => {
-		sandbox = await cliSandbox();
-		await expectSuccess(sandbox, model);
-	}, 60_000);
-
-	it.runIf(AS_ROOT)(
-		"does the same as the agent's own user",
-		async () => {
-			sandbox = await cliSandbox({ asAgentUser: true });
-			await expectSuccess(sandbox, model);
-		},
+	itImplements(
+		[
+			"implements, commits and writes the manifest, headless, reading only loopback",
+			"does the same as the agent's own user",
+		],
+		startResponsesDouble,
+		expectSuccess,
 		60_000,
 	);
 
@@ -162,45 +138,48 @@ describe("codex provider (real CLI)", () => {
 	] as const)(
 		"reports $name as $kind and gives up at once",
 		async (c) => {
-			sandbox = await cliSandbox();
-			if ("turn" in c && c.turn) model.script(c.turn);
-			const key = "key" in c ? c.key : model.apiKey;
-			const url = "url" in c ? c.url : model.url;
-			const r = await sandbox.run(
-				"codex",
-				PROMPT,
-				// No retries of a 5xx or a lost stream here, to see the failure itself.
-				{ OPENAI_BASE_URL: url, OPENAI_API_KEY: key, CODEX_LISA_RETRIES: "0" },
-				{ model: "gpt-5.5" },
-			);
-			expect(r.ok).toBe(false);
-			expect(r.exitCode).not.toBe(0);
-			expect(r.report?.error?.kind).toBe(c.kind);
-			expect(r.transient).toBe(c.transient);
-			// One request (none when nothing listens).
-			expect(model.requests).toHaveLength("url" in c ? 0 : 1);
-			// Shown once, though Codex prints it as `error` and again as `turn.failed`.
-			expect(r.shown.split("\n").filter((l) => l.startsWith("error: "))).toEqual([
-				`error: ${r.report?.error?.message}`,
-			]);
+			await withCli(startResponsesDouble, {}, async ({ sandbox, model }) => {
+				if ("turn" in c && c.turn) model.script(c.turn);
+				const endpoint = {
+					apiKey: "key" in c && c.key ? c.key : model.apiKey,
+					url: "url" in c && c.url ? c.url : model.url,
+				};
+				const r = await sandbox.run(
+					"codex",
+					PROMPT,
+					// No retries of a 5xx or a lost stream here, to see the failure itself.
+					{ ...modelEnv("codex", endpoint), CODEX_LISA_RETRIES: "0" },
+					{ model: "gpt-5.5" },
+				);
+				expect(r.ok).toBe(false);
+				expect(r.exitCode).not.toBe(0);
+				expect(r.report?.error?.kind).toBe(c.kind);
+				expect(r.transient).toBe(c.transient);
+				// One request (none when nothing listens).
+				expect(model.requests).toHaveLength("url" in c ? 0 : 1);
+				// Shown once, though Codex prints it as `error` and again as `turn.failed`.
+				expect(r.shown.split("\n").filter((l) => l.startsWith("error: "))).toEqual([
+					`error: ${r.report?.error?.message}`,
+				]);
+			});
 		},
 		60_000,
 	);
 
 	it("rides out a 5xx by default, as Codex does: the run goes on", async () => {
-		sandbox = await cliSandbox();
-		model.script(
-			{ status: 503, code: "server_is_overloaded", message: "The engine is currently overloaded." },
-			{ text: FINAL },
-		);
-		const r = await sandbox.run(
-			"codex",
-			PROMPT,
-			{ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: model.apiKey },
-			{ model: "gpt-5.5" },
-		);
-		expect(r.ok, r.output).toBe(true);
-		expect(r.report?.finalMessage).toBe(FINAL);
-		expect(model.requests).toHaveLength(2);
+		await withCli(startResponsesDouble, {}, async ({ sandbox, model }) => {
+			model.script(
+				{
+					status: 503,
+					code: "server_is_overloaded",
+					message: "The engine is currently overloaded.",
+				},
+				{ text: FINAL },
+			);
+			const r = await sandbox.run("codex", PROMPT, modelEnv("codex", model), { model: "gpt-5.5" });
+			expect(r.ok, r.output).toBe(true);
+			expect(r.report?.finalMessage).toBe(FINAL);
+			expect(model.requests).toHaveLength(2);
+		});
 	}, 60_000);
 });

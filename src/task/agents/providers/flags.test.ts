@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { AGENT_CLI_BIN } from "../../../../test/support/agent-cli";
+import { AGENT_CLI_PATH } from "../../../../test/support/agent-cli";
 import { PROVIDERS } from ".";
 import { CliProvider } from "./cli-provider";
 import { cliFlagCheck, flagsOf } from "./flags";
 
 const specs = Object.values(PROVIDERS).flatMap((p) => (p instanceof CliProvider ? [p.spec] : []));
-const env = { ...process.env, PATH: `${AGENT_CLI_BIN}:${process.env.PATH}` };
+const env = { ...process.env, PATH: AGENT_CLI_PATH };
 
 describe("the flags Lisa passes each agent CLI", () => {
 	it.each(specs.map((s) => [s.name, s] as const))(

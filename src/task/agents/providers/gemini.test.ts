@@ -2,9 +2,7 @@
 // argv, the settings `prepare` writes, the environment allow-list and the reading of
 // `--output-format stream-json` are the production ones.
 
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
 	dailyQuotaExhausted,
 	type GeminiDouble,
@@ -13,12 +11,13 @@ import {
 	startGeminiDouble,
 } from "../../../../test/doubles/models/gemini-api";
 import {
-	AS_ROOT,
-	type CliSandbox,
-	cliSandbox,
+	type CliTest,
+	expectImplemented,
 	TEST_FINAL as FINAL,
+	itImplements,
 	TEST_MANIFEST as MANIFEST,
-	startTrapProxy,
+	modelEnv,
+	withCli,
 } from "../../../../test/support/agent-cli";
 import { MANIFEST_FILE } from "../../steps/prompt";
 import { geminiReader } from "./gemini";
@@ -44,117 +43,87 @@ const toolResults = (req: GeminiRequest | undefined) =>
 	);
 
 /** Runs the provider with the double's URL and key, and a proxy that catches anything else. */
-const runGemini = (sandbox: CliSandbox, model: GeminiDouble, proxy: string) =>
-	sandbox.run(
-		"gemini",
-		PROMPT,
-		{ GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_API_KEY: model.apiKey },
-		{ model: MODEL, proxy },
+const runGemini = ({ sandbox, model, trap }: CliTest<GeminiDouble>) =>
+	sandbox.run("gemini", PROMPT, modelEnv("gemini", model), { model: MODEL, proxy: trap.url });
+
+async function expectSuccess(t: CliTest<GeminiDouble>) {
+	const { sandbox, model, trap } = t;
+	model.script(
+		{
+			text: "I'll add the file.",
+			calls: [{ name: "write_file", args: { file_path: "greeting.txt", content: "hello\n" } }],
+			usage: USAGE[0],
+		},
+		{
+			calls: [
+				{
+					name: "run_shell_command",
+					args: { command: "git add greeting.txt && git commit -q -m 'feat: add greeting'" },
+				},
+			],
+			usage: USAGE[1],
+		},
+		{
+			calls: [
+				{
+					name: "write_file",
+					args: { file_path: MANIFEST_FILE, content: JSON.stringify(MANIFEST) },
+				},
+			],
+			usage: USAGE[2],
+		},
+		{ text: FINAL, usage: USAGE[3] },
 	);
+	const r = await runGemini(t);
 
-async function expectSuccess(sandbox: CliSandbox, model: GeminiDouble) {
-	const trap = await startTrapProxy();
-	try {
-		model.script(
-			{
-				text: "I'll add the file.",
-				calls: [{ name: "write_file", args: { file_path: "greeting.txt", content: "hello\n" } }],
-				usage: USAGE[0],
-			},
-			{
-				calls: [
-					{
-						name: "run_shell_command",
-						args: { command: "git add greeting.txt && git commit -q -m 'feat: add greeting'" },
-					},
-				],
-				usage: USAGE[1],
-			},
-			{
-				calls: [
-					{
-						name: "write_file",
-						args: { file_path: MANIFEST_FILE, content: JSON.stringify(MANIFEST) },
-					},
-				],
-				usage: USAGE[2],
-			},
-			{ text: FINAL, usage: USAGE[3] },
-		);
-		const r = await runGemini(sandbox, model, trap.url);
+	await expectImplemented(sandbox, r, "hello\n", `${r.output}\nproxied: ${trap.seen.join(", ")}`);
 
-		expect(r.exitCode, `${r.output}\nproxied: ${trap.seen.join(", ")}`).toBe(0);
-		expect(r.ok).toBe(true);
-		expect(r.timedOut).toBe(false);
-		expect(await sandbox.commits()).toEqual(["feat: add greeting"]);
-		expect(await readFile(path.join(sandbox.repo, "greeting.txt"), "utf8")).toBe("hello\n");
-		expect(await sandbox.manifest()).toEqual(MANIFEST);
+	// Four chat turns, each with the key; the prompt in the first, each tool's result in the next.
+	const chats = model.chats();
+	expect(model.requests).toEqual(chats);
+	expect(chats).toHaveLength(4);
+	expect(chats.every((q) => q.authorized && q.model === MODEL)).toBe(true);
+	expect(chats[0]?.tools).toEqual(expect.arrayContaining(["write_file", "run_shell_command"]));
+	expect(JSON.stringify(chats[0]?.contents)).toContain(JSON.stringify(PROMPT).slice(1, -1));
+	expect(toolResults(chats[1]).get("write_file")).toContain("greeting.txt");
+	expect(toolResults(chats[2]).get("run_shell_command")).toMatch(/Exit Code: 0|"output"/);
+	expect(toolResults(chats[3]).get("write_file")).toContain(MANIFEST_FILE);
+	expect(trap.seen).toEqual([]);
 
-		// Four chat turns, each with the key; the prompt in the first, each tool's result in the next.
-		const chats = model.chats();
-		expect(model.requests).toEqual(chats);
-		expect(chats).toHaveLength(4);
-		expect(chats.every((q) => q.authorized && q.model === MODEL)).toBe(true);
-		expect(chats[0]?.tools).toEqual(expect.arrayContaining(["write_file", "run_shell_command"]));
-		expect(JSON.stringify(chats[0]?.contents)).toContain(JSON.stringify(PROMPT).slice(1, -1));
-		expect(toolResults(chats[1]).get("write_file")).toContain("greeting.txt");
-		expect(toolResults(chats[2]).get("run_shell_command")).toMatch(/Exit Code: 0|"output"/);
-		expect(toolResults(chats[3]).get("write_file")).toContain(MANIFEST_FILE);
-		expect(trap.seen).toEqual([]);
-
-		expect(r.report?.finalMessage).toBe(FINAL);
-		expect(r.report?.turns).toBe(4);
-		expect(r.report?.error).toBeUndefined();
-		const sum = (f: (u: GeminiUsage) => number) => USAGE.reduce((n, u) => n + f(u), 0);
-		const cached = sum((u) => u.cachedContentTokenCount ?? 0);
-		expect(r.report?.usage).toEqual({
-			inputTokens: sum((u) => u.promptTokenCount) - cached,
-			cacheReadTokens: cached,
-			cacheWriteTokens: 0,
-			outputTokens: sum((u) => u.candidatesTokenCount),
-		});
-		expect(r.shown).toContain(FINAL);
-		expect(r.shown).toContain("→ write_file greeting.txt");
-		expect(r.shown).toContain("→ run_shell_command git add greeting.txt");
-		expect(r.shown).not.toContain('"type":');
-		expect(r.output).not.toContain(model.apiKey);
-	} finally {
-		await trap.stop();
-	}
+	expect(r.report?.finalMessage).toBe(FINAL);
+	expect(r.report?.turns).toBe(4);
+	expect(r.report?.error).toBeUndefined();
+	const sum = (f: (u: GeminiUsage) => number) => USAGE.reduce((n, u) => n + f(u), 0);
+	const cached = sum((u) => u.cachedContentTokenCount ?? 0);
+	expect(r.report?.usage).toEqual({
+		inputTokens: sum((u) => u.promptTokenCount) - cached,
+		cacheReadTokens: cached,
+		cacheWriteTokens: 0,
+		outputTokens: sum((u) => u.candidatesTokenCount),
+	});
+	expect(r.shown).toContain(FINAL);
+	expect(r.shown).toContain("→ write_file greeting.txt");
+	expect(r.shown).toContain("→ run_shell_command git add greeting.txt");
+	expect(r.shown).not.toContain('"type":');
+	expect(r.output).not.toContain(model.apiKey);
 }
 
 describe("gemini provider (real CLI)", () => {
-	let model: GeminiDouble;
-	let sandbox: CliSandbox | undefined;
-	beforeEach(async () => {
-		model = await startGeminiDouble();
-	});
-	afterEach(async () => {
-		await sandbox?.cleanup();
-		sandbox = undefined;
-		await model.stop();
-	});
-
-	it("implements, commits and writes the manifest, headless in a new folder, reading only loopback", async () => {
-		sandbox = await cliSandbox();
-		await expectSuccess(sandbox, model);
-	}, 120_000);
-
-	it.runIf(AS_ROOT)(
-		"does the same as the agent's own user",
-		async () => {
-			sandbox = await cliSandbox({ asAgentUser: true });
-			await expectSuccess(sandbox, model);
-		},
+	itImplements(
+		[
+			"implements, commits and writes the manifest, headless in a new folder, reading only loopback",
+			"does the same as the agent's own user",
+		],
+		startGeminiDouble,
+		expectSuccess,
 		120_000,
 	);
 
 	it("reports a spent quota (429) as a rate limit after one request", async () => {
-		sandbox = await cliSandbox();
-		model.script({ error: dailyQuotaExhausted(MODEL) });
-		const trap = await startTrapProxy();
-		try {
-			const r = await runGemini(sandbox, model, trap.url);
+		await withCli(startGeminiDouble, {}, async (t) => {
+			const { model, trap } = t;
+			model.script({ error: dailyQuotaExhausted(MODEL) });
+			const r = await runGemini(t);
 			expect(r.ok).toBe(false);
 			// The CLI exits with the HTTP status, modulo 256.
 			expect(r.exitCode).toBe(429 % 256);
@@ -164,9 +133,7 @@ describe("gemini provider (real CLI)", () => {
 			expect(r.shown).toContain("Error: [API Error: You have exhausted your daily quota");
 			expect(r.shown).not.toContain('"type":');
 			expect(trap.seen).toEqual([]);
-		} finally {
-			await trap.stop();
-		}
+		});
 	}, 120_000);
 });
 

@@ -2,7 +2,7 @@
 // chat endpoint: the argv, the settings `prepare` gives, the environment allow-list and the reading
 // of `opencode run --format json` are the production ones.
 
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -12,13 +12,15 @@ import {
 	toolResults,
 } from "../../../../test/doubles/models/openai-chat";
 import {
-	AS_ROOT,
 	type CliSandbox,
-	cliSandbox,
+	type CliTest,
+	expectImplemented,
 	TEST_FINAL as FINAL,
+	itImplements,
 	TEST_MANIFEST as MANIFEST,
-	startTrapProxy,
-	type TrapProxy,
+	type ModelEndpoint,
+	modelEnv,
+	withCli,
 } from "../../../../test/support/agent-cli";
 import { MANIFEST_FILE } from "../../steps/prompt";
 import { opencodeReader } from "./opencode";
@@ -30,13 +32,8 @@ const PROMPT =
 const MODEL = "lisa/test-coder-1";
 
 /** Runs opencode against the double, with a proxy that catches any request leaving loopback. */
-const run = (sandbox: CliSandbox, model: OpenAiChatDouble, prompt: string, trap: { url: string }) =>
-	sandbox.run(
-		"opencode",
-		prompt,
-		{ OPENCODE_LISA_BASE_URL: model.url, OPENCODE_LISA_API_KEY: model.apiKey },
-		{ model: MODEL, proxy: trap.url },
-	);
+const run = (sandbox: CliSandbox, model: ModelEndpoint, prompt: string, trap: { url: string }) =>
+	sandbox.run("opencode", prompt, modelEnv("opencode", model), { model: MODEL, proxy: trap.url });
 
 const USAGE = [
 	{ prompt_tokens: 1200, completion_tokens: 80, cached_tokens: 0 },
@@ -45,7 +42,7 @@ const USAGE = [
 	{ prompt_tokens: 1900, completion_tokens: 20, cached_tokens: 1500 },
 ];
 
-async function expectSuccess(sandbox: CliSandbox, model: OpenAiChatDouble, trap: TrapProxy) {
+async function expectSuccess({ sandbox, model, trap }: CliTest<OpenAiChatDouble>) {
 	model.script(
 		{
 			text: "I'll add the file.",
@@ -82,12 +79,7 @@ async function expectSuccess(sandbox: CliSandbox, model: OpenAiChatDouble, trap:
 	);
 	const r = await run(sandbox, model, PROMPT, trap);
 
-	expect(r.exitCode, r.output).toBe(0);
-	expect(r.ok).toBe(true);
-	expect(r.timedOut).toBe(false);
-	expect(await sandbox.commits()).toEqual(["feat: add greeting"]);
-	expect(await readFile(path.join(sandbox.repo, "greeting.txt"), "utf8")).toBe("hello\n");
-	expect(await sandbox.manifest()).toEqual(MANIFEST);
+	await expectImplemented(sandbox, r, "hello\n");
 
 	// Only the agent loop's requests (the title is given), each with the key; the prompt as
 	// written; each tool's result back.
@@ -114,23 +106,6 @@ async function expectSuccess(sandbox: CliSandbox, model: OpenAiChatDouble, trap:
 	expect(r.shown).toContain("> bash: git add greeting.txt");
 	expect(r.shown).not.toContain('"type":');
 	expect(r.output).not.toContain(model.apiKey);
-}
-
-/** A sandbox, a model double and a trap proxy for one test, gone after it (tests run side by side). */
-async function withSandbox(
-	opts: { asAgentUser?: boolean },
-	test: (sandbox: CliSandbox, model: OpenAiChatDouble, trap: TrapProxy) => Promise<void>,
-) {
-	const sandbox = await cliSandbox(opts);
-	const model = await startOpenAiChatDouble();
-	const trap = await startTrapProxy();
-	try {
-		await test(sandbox, model, trap);
-	} finally {
-		await trap.stop();
-		await model.stop();
-		await sandbox.cleanup();
-	}
 }
 
 // A real event line of 1.18.33 (a 429 after its retries), trimmed of headers.
@@ -203,20 +178,18 @@ describe("opencode output", () => {
 });
 
 describe.concurrent("opencode (real CLI)", () => {
-	it("edits, commits and writes the manifest headless, and reports its turns and usage", async () => {
-		await withSandbox({}, expectSuccess);
-	}, 120_000);
-
-	it.runIf(AS_ROOT)(
-		"does the same as the agent user, in its own home",
-		async () => {
-			await withSandbox({ asAgentUser: true }, expectSuccess);
-		},
+	itImplements(
+		[
+			"edits, commits and writes the manifest headless, and reports its turns and usage",
+			"does the same as the agent user, in its own home",
+		],
+		startOpenAiChatDouble,
+		expectSuccess,
 		120_000,
 	);
 
 	it("reads a prompt too long for argv from the scratch directory, and nothing else outside", async () => {
-		await withSandbox({}, async (sandbox, model, trap) => {
+		await withCli(startOpenAiChatDouble, {}, async ({ sandbox, model, trap }) => {
 			const marker = "LISA-LONG-PROMPT-START";
 			const prompt = `${marker}\n${"Keep every line of this prompt in mind.\n".repeat(3000)}`;
 			expect(Buffer.byteLength(prompt)).toBeGreaterThan(MAX_PROMPT_ARG_BYTES);
@@ -247,7 +220,7 @@ describe.concurrent("opencode (real CLI)", () => {
 	}, 120_000);
 
 	it("ends a rate-limited run in a transient error, not ok", async () => {
-		await withSandbox({}, async (sandbox, model, trap) => {
+		await withCli(startOpenAiChatDouble, {}, async ({ sandbox, model, trap }) => {
 			// OpenCode retries a 429 itself, five times, waiting as the headers say.
 			model.script(
 				...Array.from({ length: 8 }, () => ({ status: 429, headers: { "retry-after-ms": "10" } })),
@@ -268,7 +241,7 @@ describe.concurrent("opencode (real CLI)", () => {
 	}, 120_000);
 
 	it("ends a refused key in an auth error, without retrying", async () => {
-		await withSandbox({}, async (sandbox, model, trap) => {
+		await withCli(startOpenAiChatDouble, {}, async ({ sandbox, model, trap }) => {
 			const r = await run(sandbox, { ...model, apiKey: "sk-wrong" }, PROMPT, trap);
 			expect(r.ok).toBe(false);
 			expect(r.report?.error?.kind).toBe("auth");

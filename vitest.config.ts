@@ -17,7 +17,7 @@ const unit = [
 	"src/integrations/trello/webhook.test.ts",
 	"src/task/agents/{fallback,supervision}.test.ts",
 	"src/task/agents/builtin/{blocklist,protocol}.test.ts",
-	"src/task/agents/providers/prepare.test.ts",
+	"src/task/agents/providers/{prepare,status}.test.ts",
 	"src/task/steps/prompt.test.ts",
 	"test/architecture/projects.test.ts",
 ];
@@ -26,7 +26,8 @@ const unit = [
 const adapter = [
 	"src/store/**/*.test.ts",
 	"src/queue/**/*.test.ts",
-	"src/integrations/*/{client,issues}.test.ts",
+	"src/integrations/*/{client,issues,actor}.test.ts",
+	"src/runtime/**/*.test.ts",
 	"src/task/agents/builtin/agent.test.ts",
 	"src/task/agents/providers/{claude,codex,gemini,opencode,flags}.test.ts",
 	"src/task/attempt/token.test.ts",

@@ -124,6 +124,8 @@ export function statusKind(status: number): AgentErrorKind | undefined {
 	if (status === 429) return "rate_limit";
 	if (status === 401 || status === 403) return "auth";
 	if (status === 404) return "model_not_found";
+	// A timed-out request is worth trying again, as for every HTTP client (isTransientStatus).
+	if (status === 408) return "network";
 	if (status >= 500) return "overloaded";
 	if (status >= 400) return "invalid_request";
 	return undefined;

@@ -2,7 +2,8 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type * as z from "zod";
 import { isTerminalRun } from "../domain/states";
-import { cancelRequested, requestAgain, runRequested } from "../queue/messages";
+import { requestRun } from "../pipeline/request";
+import { cancelRequested, requestAgain } from "../queue/messages";
 import { InvalidCursor } from "../store";
 import type { ApiDeps } from "./deps";
 import { runView } from "./run-view";
@@ -109,17 +110,7 @@ export function runsRoutes(deps: ApiDeps): Hono {
 				{ error: `no source given and no usable config (${state.status} ${state.file})` },
 				400,
 			);
-		const id = deps.newRunId();
-		await deps.queue.send(
-			"intake",
-			runRequested({
-				source,
-				issueId: body.issue,
-				trigger: "api",
-				requestedAt: deps.now().toISOString(),
-				runId: id,
-			}),
-		);
+		const id = await requestRun(deps, source, { id: body.issue }, "api");
 		return c.json({ id }, 202);
 	});
 

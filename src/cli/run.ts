@@ -6,7 +6,8 @@ import { isTerminalRun } from "../domain/states";
 import { issueQuery } from "../domain/workflow";
 import type { TrackerIssue } from "../integrations/tracker";
 import { startLocalStack } from "../local/stack";
-import { nextIssue, type PollDeps, recoverOrphans, requestRun } from "../pipeline/poll";
+import { nextIssue, type PollDeps, recoverOrphans } from "../pipeline/poll";
+import { requestRun } from "../pipeline/request";
 import { cancelRequested } from "../queue/messages";
 import { trackerFactory } from "../runtime/deps";
 import { agentsLine } from "./doctor";
@@ -126,7 +127,7 @@ export async function pollLoop(ctx: LoopContext, opts: RunOptions): Promise<Loop
 			continue;
 		}
 
-		const runId = await requestRun(ctx.deps, config.source, issue);
+		const runId = await requestRun(ctx.deps, config.source, issue, "poll");
 		print(
 			`Session ${session}: ${issueName(issue)} "${issue.title}" → run ${runId} (${ctx.deps.runUrl(runId)})`,
 		);

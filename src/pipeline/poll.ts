@@ -2,7 +2,6 @@ import type { LisaConfig } from "../config/schema";
 import { holdsIssue } from "../domain/issue-lock";
 import { issueQuery, workflowStates } from "../domain/workflow";
 import type { TrackerIssue } from "../integrations/tracker";
-import { runRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 
 // Polling mode (the original CLI's loop): find the next labelled issue in pick_from and request a
@@ -51,25 +50,4 @@ export async function nextIssue(
 	const candidates = await deps.tracker(config.source).nextIssues(issueQuery(config.source_config));
 	for (const issue of candidates) if (!(await ownerOf(deps, config.source, issue.id))) return issue;
 	return undefined;
-}
-
-/** `run.requested` with trigger "poll" on the intake queue; returns the run id. */
-export async function requestRun(
-	deps: PollDeps,
-	source: LisaConfig["source"],
-	issue: Pick<TrackerIssue, "id" | "key">,
-): Promise<string> {
-	const runId = deps.newRunId();
-	await deps.queue.send(
-		"intake",
-		runRequested({
-			source,
-			issueId: issue.id,
-			issueKey: issue.key,
-			trigger: "poll",
-			requestedAt: deps.now().toISOString(),
-			runId,
-		}),
-	);
-	return runId;
 }

@@ -48,6 +48,7 @@ export const TIMELINE_EVENTS = [
 	"publish.pushed",
 	"publish.pr",
 	"publish.related",
+	"publish.related_failed",
 	// The tracker and the pull requests.
 	"tracker.moved",
 	"tracker.error",

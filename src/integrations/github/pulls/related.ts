@@ -1,4 +1,5 @@
 import type { Octokit } from "octokit";
+import type { TimelineEventType } from "../../../domain/events";
 import { workSteps } from "../../../domain/run";
 import type { TaskStore } from "../../../store";
 import { type RelatedPr, withRelated } from "./body";
@@ -9,7 +10,7 @@ import { type RelatedPr, withRelated } from "./body";
 
 /** Where the linking notes what it did: the run's timeline. */
 export interface Notes {
-	add(type: string, message: string, data?: Record<string, unknown>): Promise<void>;
+	add(type: TimelineEventType, message: string, data?: Record<string, unknown>): Promise<void>;
 }
 
 /** The run's pull requests in its other steps, as recorded now. */

@@ -1,19 +1,10 @@
-import { isTransientStatus } from "../../domain/transient";
-import { TrackerError } from "../tracker";
+import { answerFailure, parseJson, trackerRequest } from "../http";
 
 // Who Lisa is on GitHub, with one request and no octokit: the API asks it for every webhook that
 // names an actor, and its bundle stays small (docs/architecture.md › Things that bite).
 
 export const GITHUB_API_URL = "https://api.github.com";
 const TIMEOUT_MS = 10_000;
-
-function parsed(text: string): { login?: string } | undefined {
-	try {
-		return JSON.parse(text) as { login?: string };
-	} catch {
-		return undefined;
-	}
-}
 
 /**
  * The login of the token's user; undefined when GitHub will not say (401, 403, 404): a GitHub
@@ -25,30 +16,24 @@ export async function gitHubLogin(
 	token: string,
 	apiUrl = GITHUB_API_URL,
 ): Promise<string | undefined> {
-	const what = "GitHub: reading the token's user failed";
-	let res: Response;
-	let text: string;
-	try {
-		res = await fetch(`${apiUrl.replace(/\/+$/, "")}/user`, {
+	const failed = "GitHub: reading the token's user failed";
+	const res = await trackerRequest(
+		failed,
+		`${apiUrl.replace(/\/+$/, "")}/user`,
+		{
 			headers: {
 				accept: "application/vnd.github+json",
 				authorization: `Bearer ${token}`,
 				"user-agent": "lisa",
 				"x-github-api-version": "2022-11-28",
 			},
-			signal: AbortSignal.timeout(TIMEOUT_MS),
-		});
-		text = await res.text();
-	} catch (err) {
-		throw new TrackerError(`${what}: ${(err as Error).message}`, true, { cause: err });
-	}
+		},
+		TIMEOUT_MS,
+	);
 	if (res.status === 401 || res.status === 403 || res.status === 404) return undefined;
 	if (res.ok) {
-		const login = parsed(text)?.login;
+		const login = parseJson<{ login?: string }>(res.text)?.login;
 		if (login) return login;
 	}
-	throw new TrackerError(
-		`${what}: HTTP ${res.status} ${text.slice(0, 200)}`.trim(),
-		isTransientStatus(res.status),
-	);
+	throw answerFailure(failed, res.status, res.text.slice(0, 200));
 }

@@ -1,4 +1,4 @@
-import { isTransientStatus } from "../../domain/transient";
+import { answerFailure, parseJson, trackerRequest } from "../http";
 import { TrackerError } from "../tracker";
 
 // Who Lisa is on Linear, with one GraphQL request and no SDK: the API asks it for every webhook
@@ -26,28 +26,29 @@ interface GraphQLAnswer {
 
 /** The id of the Linear user (or app actor) the key belongs to. */
 export async function linearViewerId(apiKey: string, apiUrl = LINEAR_API_URL): Promise<string> {
-	const what = "Linear: reading the API key's user failed";
-	let res: Response;
-	let body: GraphQLAnswer | undefined;
-	try {
-		res = await fetch(checkedUrl(apiUrl), {
+	const failed = "Linear: reading the API key's user failed";
+	const res = await trackerRequest(
+		failed,
+		checkedUrl(apiUrl),
+		{
 			method: "POST",
 			headers: {
 				"content-type": "application/json",
 				authorization: isLinearOAuthToken(apiKey) ? `Bearer ${apiKey}` : apiKey,
 			},
 			body: JSON.stringify({ query: "query LisaViewer { viewer { id } }" }),
-			signal: AbortSignal.timeout(TIMEOUT_MS),
-		});
-		body = (await res.json().catch(() => undefined)) as GraphQLAnswer | undefined;
-	} catch (err) {
-		if (err instanceof TrackerError) throw err;
-		throw new TrackerError(`${what}: ${(err as Error).message}`, true, { cause: err });
-	}
+		},
+		TIMEOUT_MS,
+	);
+	const body = parseJson<GraphQLAnswer>(res.text);
 	const id = body?.data?.viewer?.id;
 	if (res.ok && id) return id;
 	const error = body?.errors?.[0];
 	// Linear reports a rate limit as a GraphQL error of type "ratelimited", whatever the status.
-	const transient = isTransientStatus(res.status) || error?.extensions?.type === "ratelimited";
-	throw new TrackerError(`${what}: HTTP ${res.status} ${error?.message ?? ""}`.trim(), transient);
+	throw answerFailure(
+		failed,
+		res.status,
+		error?.message ?? "",
+		error?.extensions?.type === "ratelimited",
+	);
 }

@@ -230,13 +230,13 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 						data: reportData(msg),
 					},
 				);
-			if (isTerminalRun(run.status))
-				await note(
-					deps,
-					run.runId,
-					runEnded(run.status),
-					run.status === "succeeded" ? "run succeeded" : `run ${run.status}: ${run.error ?? ""}`,
-				);
+			// The patch moved the run to the decision's outcome.
+			await note(
+				deps,
+				run.runId,
+				runEnded(decision.outcome),
+				decision.outcome === "succeeded" ? "run succeeded" : `run failed: ${run.error ?? ""}`,
+			);
 			await finalize(deps, run.runId);
 			return;
 	}

@@ -1,6 +1,7 @@
+import { oneLine } from "../../../domain/redact";
 import { sumUsage } from "../../../domain/usage";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
-import { type Json, jsonLine, num, obj, oneLine, str, toolSubject } from "./json";
+import { type Json, jsonLine, num, obj, str, toolSubject } from "./json";
 import type { AgentErrorKind, AgentReport } from "./provider";
 
 /** Claude Code's typed cause of an API error (`api_error` on the result), when it has one. */

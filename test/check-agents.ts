@@ -9,8 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { PROVIDERS } from "../src/task/agents/providers";
-import { CliProvider } from "../src/task/agents/providers/cli-provider";
+import { CLI_SPECS } from "../src/task/agents/providers";
 import { cliFlagCheck } from "../src/task/agents/providers/flags";
 
 const exec = promisify(execFile);
@@ -61,9 +60,9 @@ async function main(): Promise<number> {
 		const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
 		const rows: Verdict[] = [];
 		for (const cli of clis) {
-			const provider = PROVIDERS[cli as keyof typeof PROVIDERS];
-			if (!(provider instanceof CliProvider)) continue;
-			const flags = await cliFlagCheck(provider.spec, env);
+			const spec = CLI_SPECS.find((s) => s.name === cli);
+			if (!spec) continue;
+			const flags = await cliFlagCheck(spec, env);
 			const tests = await providerTests(cli, bin);
 			const flagText =
 				flags.error ?? (flags.missing.length ? `drops ${flags.missing.join(" ")}` : "ok");

@@ -1,4 +1,5 @@
 import type { EventAnswer, RunAnswer, StatsAnswer, StepAnswer } from "../api/schemas";
+import { oneLine } from "../domain/redact";
 import { RUN_STATUSES } from "../domain/states";
 
 // Pure text for `lisa runs` and `lisa status`: no I/O, no clock (callers pass `now`).
@@ -48,11 +49,6 @@ export function runsTable(runs: RunAnswer[], now: Date): string[] {
 	);
 }
 
-const oneLine = (text: string, max = 160) => {
-	const line = text.replace(/\s+/g, " ").trim();
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-};
-
 function stepLine(step: StepAnswer, repoWidth: number): string {
 	const repo = step.kind === "plan" ? "(plan)" : step.repo;
 	const where = step.prUrl ?? step.branch ?? "";
@@ -64,7 +60,7 @@ function stepLine(step: StepAnswer, repoWidth: number): string {
 		(step.agentState ?? "-").padEnd(13),
 		(step.provider ?? "-").padEnd(8),
 		where,
-		step.error ? `error: ${oneLine(step.error)}` : "",
+		step.error ? `error: ${oneLine(step.error, 160)}` : "",
 	]
 		.join("  ")
 		.trimEnd();
@@ -72,7 +68,7 @@ function stepLine(step: StepAnswer, repoWidth: number): string {
 
 export function eventLine(e: EventAnswer): string {
 	const step = e.step === undefined ? "" : ` #${e.step}`;
-	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message)}`;
+	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message, 160)}`;
 }
 
 /** One run: header, a line per step, and the last `recent` timeline messages (times in UTC). */

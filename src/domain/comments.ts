@@ -1,4 +1,5 @@
 import type { Plan } from "./plan";
+import { oneLine } from "./redact";
 import { prUrls, type Run, type Step, workSteps } from "./run";
 import { isTerminalStep } from "./states";
 
@@ -80,8 +81,7 @@ export function startComment(run: Run, runUrl: string): string {
 
 /** A plan's scope in one line, without markup that could hide text or forge Lisa's marker. */
 export function scopeLine(scope: string, max = 300): string {
-	const line = stripHtml(scope).replace(/\s+/g, " ").trim();
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+	return oneLine(stripHtml(scope), max);
 }
 
 /** The plan, numbered by order (equal numbers run side by side). */

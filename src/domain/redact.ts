@@ -204,6 +204,12 @@ export function redact(text: string, secrets: readonly string[] = []): string {
 	return out.replace(ASSIGNMENT, `$1$2$3${REDACTED}`);
 }
 
+/** Text on one line (white space folded), cut to `max` characters. */
+export function oneLine(text: string, max = 120): string {
+	const line = text.replace(/\s+/g, " ").trim();
+	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
 /** The last `n` lines of output: where a command's error usually is. */
 export const lastLines = (text: string, n = 10) => text.trim().split("\n").slice(-n).join("\n");
 

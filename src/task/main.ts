@@ -3,8 +3,7 @@ import path from "node:path";
 import { readSettings } from "../config/settings";
 import { createLogger, secretValues } from "../log";
 import { storeAndQueue } from "../runtime/aws";
-import { PROVIDERS } from "./agents/providers";
-import { CliProvider } from "./agents/providers/cli-provider";
+import { CLI_SPECS } from "./agents/providers";
 import { checkInstalledClis } from "./agents/providers/flags";
 import { runStep } from "./attempt/step";
 import { takeGithubToken } from "./attempt/token";
@@ -44,8 +43,7 @@ async function main(): Promise<void> {
 
 /** `agent.mjs check-clis`: the image's build checks the CLIs it installed accept Lisa's flags. */
 async function checkClis(): Promise<void> {
-	const specs = Object.values(PROVIDERS).flatMap((p) => (p instanceof CliProvider ? [p.spec] : []));
-	const ok = await checkInstalledClis(specs, process.env, (line) => console.log(line));
+	const ok = await checkInstalledClis(CLI_SPECS, process.env, (line) => console.log(line));
 	process.exit(ok ? 0 : 1);
 }
 

@@ -2,8 +2,7 @@
 // it with `new Octokit({ auth: double.token, baseUrl: double.url })`. Branch facts come from real
 // bare git repos on disk; everything else (PRs, issues, comments, labels) lives in memory.
 import { createHmac } from "node:crypto";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { serveLocal } from "../serve";
 import { createApp, type FailSpec, type RecordedRequest, type UnhandledRequest } from "./routes";
 import { DoubleState, type GitHubComment, type GitHubIssue, type GitHubPull } from "./state";
 
@@ -74,16 +73,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 	const failures: FailSpec[] = [];
 	const app = createApp({ state, token, requests, unhandled, failures });
 
-	const { server, port } = await new Promise<{
-		server: ReturnType<typeof serve>;
-		port: number;
-	}>((resolve, reject) => {
-		const server = serve(
-			{ fetch: app.fetch, port: opts.port ?? 0, hostname: "127.0.0.1" },
-			(info: AddressInfo) => resolve({ server, port: info.port }),
-		);
-		server.once("error", reject);
-	});
+	const { port, stop } = await serveLocal(app, opts.port);
 	const url = `http://127.0.0.1:${port}`;
 	state.apiBase = url;
 
@@ -93,12 +83,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 		login: state.login,
 		requests,
 		unhandled,
-		stop: () =>
-			new Promise<void>((resolve, reject) => {
-				server.close((err) => (err ? reject(err) : resolve()));
-				// Keep-alive sockets from undici would otherwise hold close() open.
-				if ("closeAllConnections" in server) server.closeAllConnections();
-			}),
+		stop,
 		addRepo: (ownerRepo, bareRepoPath) => {
 			state.addRepo(ownerRepo, bareRepoPath);
 		},

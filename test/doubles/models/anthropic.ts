@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { serveLocal } from "./serve";
+import { serveLocal } from "../serve";
 
 /** A tool call the model makes, by the CLI's tool name (`Bash`, `Write`…). */
 export interface ToolCall {

@@ -3,7 +3,7 @@
 // :countTokens), the key in `x-goog-api-key`, candidates whose parts are text or function calls,
 // usageMetadata, and failures in Google's error format. The chat turns come from a script.
 import { Hono } from "hono";
-import { serveLocal } from "./serve";
+import { serveLocal } from "../serve";
 
 export interface GeminiUsage {
 	promptTokenCount: number;

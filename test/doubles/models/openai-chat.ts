@@ -6,7 +6,7 @@
 // retry-after, 5xx, 401…), so retries and the fallback chain meet what a real endpoint sends.
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { serveLocal } from "./serve";
+import { serveLocal } from "../serve";
 
 /** A function call the model makes, by the client's tool name. */
 export interface ToolCall {

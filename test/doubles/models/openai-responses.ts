@@ -5,7 +5,7 @@
 // failure in OpenAI's error format (429, 503 overloaded, 401…) or a `response.failed` event.
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
-import { serveLocal } from "./serve";
+import { serveLocal } from "../serve";
 
 /** Token counts one response reports (`usage` of response.completed). */
 export interface ResponsesUsage {

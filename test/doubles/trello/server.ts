@@ -7,9 +7,8 @@
 //   const card = trello.store.addCard(board.id, "Todo", { name: "Fix it", labels: ["lisa"] });
 //   new TrelloTracker({ apiKey: trello.apiKey, token: trello.token }, trello.url) …
 import { createHmac } from "node:crypto";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import { type Context, Hono } from "hono";
+import { serveLocal } from "../serve";
 import {
 	type TrelloAction,
 	type TrelloCard,
@@ -362,15 +361,7 @@ export async function startTrelloDouble(
 	});
 	app.notFound(() => NOT_FOUND());
 
-	const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>(
-		(resolve, reject) => {
-			const server = serve(
-				{ fetch: app.fetch, port: opts.port ?? 0, hostname: "127.0.0.1" },
-				(info: AddressInfo) => resolve({ server, port: info.port }),
-			);
-			server.once("error", reject);
-		},
-	);
+	const { port, stop } = await serveLocal(app, opts.port);
 
 	return {
 		url: `http://127.0.0.1:${port}/1`,
@@ -399,10 +390,6 @@ export async function startTrelloDouble(
 		async settle() {
 			while (pending.size) await Promise.all([...pending]);
 		},
-		stop: () =>
-			new Promise<void>((resolve, reject) => {
-				server.close((err) => (err ? reject(err) : resolve()));
-				if ("closeAllConnections" in server) server.closeAllConnections();
-			}),
+		stop,
 	};
 }

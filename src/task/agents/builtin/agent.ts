@@ -1,4 +1,5 @@
 import { tail } from "../../../domain/redact";
+import { sumUsage } from "../../../domain/usage";
 import type { AgentUser } from "../../sandbox/process";
 import { runProcess } from "../../sandbox/process";
 import type { AgentResult, AgentUsage } from "../providers/provider";
@@ -71,16 +72,6 @@ const MAX_TRANSCRIPT = 64 * 1024;
 export const CUT_REPLY_MESSAGE =
 	"Your reply was cut off at the output token limit, so nothing was run. Reply again, shorter: a brief THOUGHT and exactly ONE bash code block.";
 
-function addUsage(total: AgentUsage | undefined, more: AgentUsage | undefined) {
-	if (!more) return total;
-	return {
-		inputTokens: (total?.inputTokens ?? 0) + more.inputTokens,
-		outputTokens: (total?.outputTokens ?? 0) + more.outputTokens,
-		cacheReadTokens: (total?.cacheReadTokens ?? 0) + more.cacheReadTokens,
-		cacheWriteTokens: (total?.cacheWriteTokens ?? 0) + more.cacheWriteTokens,
-	};
-}
-
 export async function runBuiltinAgent(
 	task: string,
 	cfg: BuiltinConfig,
@@ -124,7 +115,7 @@ export async function runBuiltinAgent(
 			return end(false, `builtin: the LLM request failed: ${e.message}`, e.transient);
 		}
 		turns++;
-		usage = addUsage(usage, answer.usage);
+		if (answer.usage) usage = sumUsage([usage, answer.usage]);
 		const reply = answer.content;
 		lastReply = reply;
 		// The reply is kept even when it is malformed, so the model sees what it said (unlike the original Lisa CLI).

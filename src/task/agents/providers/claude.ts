@@ -1,5 +1,7 @@
+import { oneLine } from "../../../domain/redact";
+import { sumUsage } from "../../../domain/usage";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
-import { type Json, jsonLine, num, obj, oneLine, str, toolSubject } from "./json";
+import { type Json, jsonLine, num, obj, str, toolSubject } from "./json";
 import type { AgentErrorKind, AgentReport } from "./provider";
 
 /** Claude Code's typed cause of an API error (`api_error` on the result), when it has one. */
@@ -122,21 +124,22 @@ export function claudeReader(): OutputReader {
 			// `usage` counts the main loop only; `modelUsage` every model the run called.
 			const models = Object.values(obj(result.modelUsage)).map(obj);
 			const usage = obj(result.usage);
-			report.usage = models.length
-				? {
-						inputTokens: models.reduce((n, m) => n + num(m.inputTokens), 0),
-						outputTokens: models.reduce((n, m) => n + num(m.outputTokens), 0),
-						cacheReadTokens: models.reduce((n, m) => n + num(m.cacheReadInputTokens), 0),
-						cacheWriteTokens: models.reduce((n, m) => n + num(m.cacheCreationInputTokens), 0),
-						costUsd: num(result.total_cost_usd),
-					}
+			const tokens = models.length
+				? sumUsage(
+						models.map((m) => ({
+							inputTokens: num(m.inputTokens),
+							outputTokens: num(m.outputTokens),
+							cacheReadTokens: num(m.cacheReadInputTokens),
+							cacheWriteTokens: num(m.cacheCreationInputTokens),
+						})),
+					)
 				: {
 						inputTokens: num(usage.input_tokens),
 						outputTokens: num(usage.output_tokens),
 						cacheReadTokens: num(usage.cache_read_input_tokens),
 						cacheWriteTokens: num(usage.cache_creation_input_tokens),
-						costUsd: num(result.total_cost_usd),
 					};
+			report.usage = { ...tokens, costUsd: num(result.total_cost_usd) };
 			const text = str(result.result);
 			if (result.is_error !== true) {
 				report.finalMessage = text ?? lastText;

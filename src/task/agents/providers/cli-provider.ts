@@ -130,9 +130,3 @@ export function statusKind(status: number): AgentErrorKind | undefined {
 	if (status >= 400) return "invalid_request";
 	return undefined;
 }
-
-/** A reader for a CLI without a machine-readable mode: every line is shown as it is. */
-export const plainReader = (): OutputReader => ({
-	line: (line) => line,
-	report: () => ({}),
-});

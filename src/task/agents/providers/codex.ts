@@ -1,8 +1,9 @@
 import { chown, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { sumUsage } from "../../../domain/usage";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { type Json, jsonLine, num, obj, str } from "./json";
-import type { AgentErrorKind, AgentReport, AgentRunOptions, AgentUsage } from "./provider";
+import type { AgentErrorKind, AgentReport, AgentRunOptions } from "./provider";
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -67,12 +68,6 @@ function codexReader(): OutputReader {
 	let failure: string | undefined;
 	let lastError: string | undefined;
 	let completed = false;
-	const usage: AgentUsage = {
-		inputTokens: 0,
-		outputTokens: 0,
-		cacheReadTokens: 0,
-		cacheWriteTokens: 0,
-	};
 	return {
 		line(line) {
 			const ev = jsonLine(line);
@@ -85,12 +80,16 @@ function codexReader(): OutputReader {
 					const u = obj(ev.usage);
 					const cached = num(u.cached_input_tokens);
 					const written = num(u.cache_write_input_tokens);
-					// Codex counts cached input inside input_tokens, as OpenAI does; Lisa counts it apart.
-					usage.inputTokens += Math.max(0, num(u.input_tokens) - cached - written);
-					usage.cacheReadTokens += cached;
-					usage.cacheWriteTokens += written;
-					usage.outputTokens += num(u.output_tokens);
-					report.usage = { ...usage };
+					report.usage = sumUsage([
+						report.usage,
+						{
+							// Codex counts cached input inside input_tokens, as OpenAI does; Lisa counts it apart.
+							inputTokens: Math.max(0, num(u.input_tokens) - cached - written),
+							outputTokens: num(u.output_tokens),
+							cacheReadTokens: cached,
+							cacheWriteTokens: written,
+						},
+					]);
 					return undefined;
 				}
 				case "turn.failed":

@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { AGENT_CLI_PATH } from "../../../../test/support/agent-cli";
-import { PROVIDERS } from ".";
-import { CliProvider } from "./cli-provider";
+import { CLI_SPECS as specs } from ".";
 import { cliFlagCheck, flagsOf } from "./flags";
 
-const specs = Object.values(PROVIDERS).flatMap((p) => (p instanceof CliProvider ? [p.spec] : []));
 const env = { ...process.env, PATH: AGENT_CLI_PATH };
 
 describe("the flags Lisa passes each agent CLI", () => {

@@ -1,7 +1,8 @@
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { oneLine } from "../../../domain/redact";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
-import { jsonLine, oneLine, toolSubject } from "./json";
+import { jsonLine, toolSubject } from "./json";
 import type { AgentErrorKind, AgentRunOptions, AgentUsage } from "./provider";
 
 /** The argument of a tool call worth a line: the file, the command, the pattern. */

@@ -20,12 +20,6 @@ export const str = (v: unknown): string | undefined => (typeof v === "string" ? 
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 export const obj = (v: unknown): Json => (v && typeof v === "object" ? (v as Json) : {});
 
-/** Text on one line (white space folded), cut to `max` characters. */
-export function oneLine(s: string, max = 120): string {
-	const line = s.replace(/\s+/g, " ").trim();
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
 /** What a tool call works on: the first of its arguments `keys` names that is a string. */
 export const toolSubject = (input: Json, keys: readonly string[]): string | undefined =>
 	keys.map((k) => input[k]).find((v): v is string => typeof v === "string");

@@ -1,7 +1,8 @@
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { oneLine } from "../../../domain/redact";
 import { CliProvider, modelArgs, type OutputReader } from "./cli-provider";
-import { jsonLine, jsonObject, obj, oneLine, str, toolSubject } from "./json";
+import { jsonLine, jsonObject, obj, str, toolSubject } from "./json";
 import type { AgentErrorKind, AgentReport, AgentRunOptions } from "./provider";
 
 /**

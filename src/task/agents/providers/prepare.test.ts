@@ -2,8 +2,7 @@ import { lstat, mkdir, mkdtemp, readdir, rm, stat, symlink } from "node:fs/promi
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROVIDERS } from ".";
-import { CliProvider } from "./cli-provider";
+import { CLI_SPECS } from ".";
 
 // What a CLI's `prepare` writes as root for the agent's user must land in a directory of its own:
 // an earlier model of the chain (the same user) may have left links in its home and the scratch
@@ -17,9 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const specs = Object.values(PROVIDERS).flatMap((p) =>
-	p instanceof CliProvider && p.spec.prepare ? [p.spec] : [],
-);
+const specs = CLI_SPECS.filter((s) => s.prepare);
 
 describe.skipIf(!AS_ROOT)("each CLI's settings, written as root for the agent", () => {
 	it.each(specs.map((s) => [s.name, s] as const))(

@@ -1,7 +1,9 @@
-// Where every model double listens: loopback only, on a free port.
+// Where every HTTP double listens: loopback only, on a free port unless given one.
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import type { Hono } from "hono";
+
+/** What `serve` takes from an app: its `fetch` (a Hono app of any environment). */
+type App = Pick<Parameters<typeof serve>[0], "fetch">;
 
 export interface Served {
 	port: number;
@@ -9,10 +11,10 @@ export interface Served {
 	stop(): Promise<void>;
 }
 
-export async function serveLocal(app: Hono): Promise<Served> {
+export async function serveLocal(app: App, at = 0): Promise<Served> {
 	const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>(
 		(resolve, reject) => {
-			const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+			const server = serve({ fetch: app.fetch, port: at, hostname: "127.0.0.1" }, (info) =>
 				resolve({ server, port: (info as AddressInfo).port }),
 			);
 			server.once("error", reject);

@@ -51,10 +51,9 @@ async function prepare(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv> {
 	const home = await mkdtemp(path.join(opts.scratchDir, "codex-home-"));
 	const file = path.join(home, "config.toml");
 	await writeFile(file, config(opts.env), { mode: 0o600, flag: "wx" });
-	if (opts.user) {
-		await chown(home, opts.user.uid, opts.user.gid);
-		await chown(file, opts.user.uid, opts.user.gid);
-	}
+	// The file before its folder: once the folder is the agent's, its processes could put a link
+	// where the file was, and chown follows links.
+	if (opts.user) for (const p of [file, home]) await chown(p, opts.user.uid, opts.user.gid);
 	return { CODEX_HOME: home };
 }
 

@@ -23,6 +23,7 @@ import {
 	withCli,
 } from "../../../../test/support/agent-cli";
 import { MANIFEST_FILE } from "../../steps/prompt";
+import { statusKind } from "./cli-provider";
 import { opencodeReader } from "./opencode";
 import { MAX_PROMPT_ARG_BYTES } from "./provider";
 
@@ -159,6 +160,10 @@ describe("opencode output", () => {
 		expect(kind(404, "model_not_found")).toBe("model_not_found");
 		expect(kind(503, null)).toBe("overloaded");
 		expect(kind(400, null)).toBe("invalid_request");
+		// A status reads as statusKind reads it, so the chain tries the next model exactly when
+		// isTransientStatus says the request is worth trying again.
+		for (const status of [401, 403, 404, 408, 409, 422, 429, 500, 502, 503, 504, 529])
+			expect(kind(status, null), `status ${status}`).toBe(statusKind(status));
 	});
 
 	it("shows text and one line per tool call, and hides the other events", () => {

@@ -1,7 +1,7 @@
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { oneLine } from "../../../domain/redact";
-import { CliProvider, modelArgs, type OutputReader } from "./cli-provider";
+import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { jsonLine, jsonObject, obj, str, toolSubject } from "./json";
 import type { AgentErrorKind, AgentReport, AgentRunOptions } from "./provider";
 
@@ -200,13 +200,10 @@ function errorKind(error: RunError): AgentErrorKind {
 	const status = error.data?.statusCode;
 	const code = bodyCode(error.data?.responseBody);
 	if (code === "insufficient_quota") return "quota";
-	if (code === "model_not_found" || status === 404) return "model_not_found";
-	if (status === 429) return "rate_limit";
-	if (status === 401 || status === 403) return "auth";
-	if (status === 503 || status === 529) return "overloaded";
+	if (code === "model_not_found") return "model_not_found";
 	if (status === undefined) return error.data?.isRetryable ? "network" : "other";
-	if (status >= 400 && status < 500) return "invalid_request";
-	return "other";
+	// The statuses as every agent CLI reads them (one transient-status rule).
+	return statusKind(status) ?? "other";
 }
 
 /** `error.code` of an OpenAI-style error body, when the body is one. */

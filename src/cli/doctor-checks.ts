@@ -6,6 +6,7 @@ import { Octokit } from "octokit";
 import { loadConfig } from "../config/load";
 import { type LisaConfig, parseModelSpec } from "../config/schema";
 import type { Settings } from "../config/settings";
+import { statusOf } from "../integrations/github/issues";
 import { linearClient } from "../integrations/linear/client";
 import { TRELLO_API_URL } from "../integrations/trello/http";
 import {
@@ -183,8 +184,6 @@ function octokit(settings: Settings): Octokit {
 		throttle: { enabled: false },
 	});
 }
-
-const statusOf = (err: unknown) => (err as { status?: number }).status;
 
 /** GitHub with GITHUB_TOKEN: `GET /user` (a GitHub App's token answers 403 there: reachable). */
 async function githubCheck(settings: Settings, what: string): Promise<Check> {

@@ -96,13 +96,19 @@ function toIssue(i: ApiIssue, ref: GitHubIssueRef): TrackerIssue {
 /** The HTTP status of an octokit error, when it has one. */
 export const statusOf = (err: unknown) => (err as { status?: number }).status;
 
+/** An octokit failure worth trying again: no answer at all, or a transient status. */
+export function isTransientGitHubError(err: unknown): boolean {
+	const status = statusOf(err);
+	return status === undefined || isTransientStatus(status);
+}
+
 function failure(what: string, err: unknown): TrackerError {
 	if (err instanceof TrackerError) return err;
-	const status = statusOf(err);
-	const transient = status === undefined || isTransientStatus(status);
-	return new TrackerError(`GitHub: ${what} failed: ${(err as Error).message}`, transient, {
-		cause: err,
-	});
+	return new TrackerError(
+		`GitHub: ${what} failed: ${(err as Error).message}`,
+		isTransientGitHubError(err),
+		{ cause: err },
+	);
 }
 
 export class GitHubTracker implements Tracker {

@@ -1,6 +1,6 @@
 import { redact } from "../../domain/redact";
-import { isTransientFailure, isTransientStatus } from "../../domain/transient";
-import { githubClient, statusOf } from "../../integrations/github/issues";
+import { isTransientFailure } from "../../domain/transient";
+import { githubClient, isTransientGitHubError } from "../../integrations/github/issues";
 import { conventionalTitle, prBody } from "../../integrations/github/pulls/body";
 import { openPullRequest } from "../../integrations/github/pulls/open";
 import { linkRelated, siblingPrs } from "../../integrations/github/pulls/related";
@@ -51,10 +51,9 @@ export async function publish(
 			}),
 		});
 	} catch (err) {
-		const status = statusOf(err);
 		throw new StepFailure(
 			`opening the pull request failed: ${(err as Error).message}`,
-			status === undefined || isTransientStatus(status),
+			isTransientGitHubError(err),
 			"publish",
 		);
 	}

@@ -5,7 +5,8 @@ import type {
 	SQSBatchResponse,
 	SQSEvent,
 } from "aws-lambda";
-import { ACCOUNT, AGENT_LINK, CLUSTER, type QueueName, REGION, TASK_DEFINITION } from "./aws";
+import type { QueueName } from "../../src/queue/messages";
+import { ACCOUNT, AGENT_LINK, CLUSTER, REGION, TASK_DEFINITION } from "./aws";
 import { createWorld, WEBHOOK_SECRET } from "./world";
 
 // Drives the Lambda entry points (functions/*.ts) the way AWS invokes them: API Gateway v2 events,

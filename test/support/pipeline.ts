@@ -10,11 +10,11 @@ import type { Plan } from "../../src/domain/plan";
 import { EcsLauncher } from "../../src/launcher/ecs";
 import { createLogger } from "../../src/log";
 import { eventsHandler, intakeHandler } from "../../src/pipeline/handlers";
-import type { EventMessage, RunRequested } from "../../src/queue/messages";
+import type { EventMessage, QueueName, RunRequested } from "../../src/queue/messages";
 import { awsClients } from "../../src/runtime/aws";
 import { createDeps } from "../../src/runtime/deps";
 import { dynamoStore } from "../../src/store/dynamo";
-import { AGENT_LINK, type QueueName } from "./aws";
+import { AGENT_LINK } from "./aws";
 import { createWorld, LOG_LEVEL } from "./world";
 
 // The pipeline's handlers (intake, events, sweeper, finalize) in this process, wired as in AWS,

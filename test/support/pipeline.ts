@@ -104,9 +104,8 @@ export async function pipelineWorld(
 		store,
 		linear,
 		gate,
-		ecs: { launched: ecs.launched, stopped: ecs.stopped, tasks: ecs.tasks, hooks: ecs.hooks },
+		ecs,
 		settings,
-		refuseLaunches: ecs.refuseLaunches,
 		/** Moves the handlers' clock on. */
 		advance(ms: number) {
 			clock += ms;

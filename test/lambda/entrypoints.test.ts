@@ -85,7 +85,7 @@ describe("webhook → intake → ECS → events, through the entry points", () =
 		// It can never succeed: logged, deleted, never delivered again.
 		expect(response).toEqual({ batchItemFailures: [] });
 
-		const calls = w.ecs.commandCalls(RunTaskCommand);
+		const calls = w.ecs.mock.commandCalls(RunTaskCommand);
 		expect(calls).toHaveLength(1);
 		const input = calls[0]?.args[0].input;
 		expect(input).toMatchObject({
@@ -206,10 +206,9 @@ describe("cancel through the API", () => {
 
 		const cancel = await api("POST", `/api/runs/${id}/cancel`);
 		expect(cancel.statusCode).toBe(202);
-		w.ecs.on(StopTaskCommand).resolves({});
 		await w.deliver("events", eventsHandler);
 
-		expect(w.ecs.commandCalls(StopTaskCommand).map((c) => c.args[0].input)).toEqual([
+		expect(w.ecs.mock.commandCalls(StopTaskCommand).map((c) => c.args[0].input)).toEqual([
 			{ cluster: CLUSTER, task: taskArn, reason: "run cancelled: cancelled through the API" },
 		]);
 		const run = jsonBody<ApiRun>(await api("GET", `/api/runs/${id}`));

@@ -133,6 +133,7 @@ export interface TaskState {
 	lastStatus: string;
 	stopCode?: string;
 	stoppedReason?: string;
+	containers?: { name: string; exitCode?: number; reason?: string }[];
 }
 
 /**

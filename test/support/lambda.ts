@@ -81,9 +81,8 @@ export async function lambdaWorld(opts: { style: EnvStyle; configExtra?: string 
 	return {
 		aws,
 		linear,
-		ecs: w.ecs.mock,
+		ecs: w.ecs,
 		env,
-		configFile: w.configFile,
 		/** Makes `env` the process environment, as Lambda does before it imports a handler. */
 		inject() {
 			Object.assign(process.env, env);

@@ -5,7 +5,6 @@ import type { Settings } from "../../src/config/settings";
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import { type LocalStack, startLocalStack } from "../../src/local/stack";
 import { createLogger } from "../../src/log";
-import type { GitHttpServer } from "../doubles/git-http/server";
 import type { DoubleIssue } from "../doubles/linear/server";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
 import { type ApiRun, type ConfigOptions, createWorld, WEBHOOK_SECRET, type World } from "./world";
@@ -45,8 +44,7 @@ const parts = (opts: StackOptions) =>
 		},
 	}) as const;
 
-export interface StackWorld extends Omit<World<ReturnType<typeof parts>>, "gitHttp"> {
-	gitHttp?: GitHttpServer;
+export interface StackWorld extends World<ReturnType<typeof parts>> {
 	stack?: LocalStack;
 	/** Point the helpers at a stack running in another process. */
 	attach(url: string, token: string): void;

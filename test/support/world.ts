@@ -83,10 +83,14 @@ export interface ConfigOptions {
 	text?: (w: { repo: BareRepo; repos: Record<string, BareRepo> }) => string;
 }
 
-/** The part `K` when the options start it, `undefined` otherwise. */
+/** The part `K` when the options start it, `undefined` when they do not, either when they may. */
 type Part<O, K extends keyof WorldOptions, T> = O extends { [P in K]: true | object }
 	? T
-	: undefined;
+	: K extends keyof O
+		? O[K] extends false | undefined
+			? undefined
+			: T | undefined
+		: undefined;
 
 export interface World<O extends WorldOptions = WorldOptions> {
 	dir: string;

@@ -98,7 +98,7 @@ describe("retries", () => {
 	it("back off between launch attempts: no second launch before the wait, doubled after", async () => {
 		const w = await pipelineWorld({ limits: "retry_backoff_seconds: 1, max_attempts: 3" });
 		try {
-			w.refuseLaunches(2);
+			w.ecs.refuseLaunches(2);
 			const runId = ulid();
 			await w.request(w.issue("Capacity is short"), runId);
 			await w.deliver("intake");
@@ -147,7 +147,7 @@ describe("retries", () => {
 	it("launch a retry whose message was lost once its time is well past (the sweeper)", async () => {
 		const w = await pipelineWorld({ limits: "retry_backoff_seconds: 5" });
 		try {
-			w.refuseLaunches(1);
+			w.ecs.refuseLaunches(1);
 			const runId = ulid();
 			await w.request(w.issue("Lost launch message"), runId);
 			await w.deliver("intake");

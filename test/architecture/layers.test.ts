@@ -17,39 +17,31 @@ interface Probe {
 	file: string;
 	/** What it imports. */
 	imports: string;
-	/** The rule that must refuse it, or undefined when the import is allowed. */
-	refusedBy?: "noRestrictedImports" | "noImportCycles";
 }
 
+/** Imports the rules must refuse (noRestrictedImports). */
 const crossing: Probe[] = [
-	{ file: "src/domain/probe.ts", imports: "octokit", refusedBy: "noRestrictedImports" },
-	{ file: "src/domain/probe.ts", imports: "hono", refusedBy: "noRestrictedImports" },
-	{ file: "src/domain/probe.ts", imports: "@aws-sdk/client-sqs", refusedBy: "noRestrictedImports" },
-	{ file: "src/domain/probe.ts", imports: "../store", refusedBy: "noRestrictedImports" },
-	{ file: "src/domain/probe.ts", imports: "../log", refusedBy: "noRestrictedImports" },
-	{ file: "src/pipeline/probe.ts", imports: "../store/dynamo", refusedBy: "noRestrictedImports" },
-	{ file: "src/api/probe.ts", imports: "../store/dynamo/runs", refusedBy: "noRestrictedImports" },
-	{ file: "src/api/probe.ts", imports: "../task/main", refusedBy: "noRestrictedImports" },
-	{ file: "src/pipeline/probe.ts", imports: "../cli/main", refusedBy: "noRestrictedImports" },
-	{ file: "src/store/probe.ts", imports: "../pipeline/deps", refusedBy: "noRestrictedImports" },
-	{
-		file: "src/integrations/probe.ts",
-		imports: "../pipeline/mutate",
-		refusedBy: "noRestrictedImports",
-	},
-	{ file: "src/task/probe.ts", imports: "../pipeline/steps", refusedBy: "noRestrictedImports" },
-	{ file: "src/task/probe.ts", imports: "../runtime/deps", refusedBy: "noRestrictedImports" },
-	{ file: "src/task/probe.ts", imports: "../local/stack", refusedBy: "noRestrictedImports" },
-	{ file: "src/config/probe.ts", imports: "../launcher/ecs", refusedBy: "noRestrictedImports" },
-	{ file: "src/runtime/probe.ts", imports: "../../infra/config", refusedBy: "noRestrictedImports" },
-	{
-		file: "src/api/probe.ts",
-		imports: "../../test/support/world",
-		refusedBy: "noRestrictedImports",
-	},
-	{ file: "infra/probe.ts", imports: "../src/pipeline/sweeper", refusedBy: "noRestrictedImports" },
+	{ file: "src/domain/probe.ts", imports: "octokit" },
+	{ file: "src/domain/probe.ts", imports: "hono" },
+	{ file: "src/domain/probe.ts", imports: "@aws-sdk/client-sqs" },
+	{ file: "src/domain/probe.ts", imports: "../store" },
+	{ file: "src/domain/probe.ts", imports: "../log" },
+	{ file: "src/pipeline/probe.ts", imports: "../store/dynamo" },
+	{ file: "src/api/probe.ts", imports: "../store/dynamo/runs" },
+	{ file: "src/api/probe.ts", imports: "../task/main" },
+	{ file: "src/pipeline/probe.ts", imports: "../cli/main" },
+	{ file: "src/store/probe.ts", imports: "../pipeline/deps" },
+	{ file: "src/integrations/probe.ts", imports: "../pipeline/mutate" },
+	{ file: "src/task/probe.ts", imports: "../pipeline/steps" },
+	{ file: "src/task/probe.ts", imports: "../runtime/deps" },
+	{ file: "src/task/probe.ts", imports: "../local/stack" },
+	{ file: "src/config/probe.ts", imports: "../launcher/ecs" },
+	{ file: "src/runtime/probe.ts", imports: "../../infra/config" },
+	{ file: "src/api/probe.ts", imports: "../../test/support/world" },
+	{ file: "infra/probe.ts", imports: "../src/pipeline/sweeper" },
 ];
 
+/** Imports the rules must allow. */
 const keeping: Probe[] = [
 	{ file: "src/domain/probe.ts", imports: "./run" },
 	{ file: "src/domain/probe.ts", imports: "../config/schema" },
@@ -60,7 +52,29 @@ const keeping: Probe[] = [
 	{ file: "infra/probe.ts", imports: "../src/config/links" },
 ];
 
-const planted = new Map<string, Probe>();
+/** Each probe with the file it is planted as: its `file` numbered, so that no two collide. */
+const plant = (probes: Probe[], from: number) =>
+	probes.map((p, i) => ({ ...p, planted: p.file.replace(/probe\.ts$/, `probe-${from + i}.ts`) }));
+const refused = plant(crossing, 0);
+const allowed = plant(keeping, crossing.length);
+
+/** Two planted files that import each other: a cycle. */
+const CYCLE_A = "src/domain/probe-cycle-a.ts";
+const cycle = {
+	[CYCLE_A]: 'export * from "./probe-cycle-b";\nexport const a = 1;\n',
+	"src/domain/probe-cycle-b.ts": 'export * from "./probe-cycle-a";\nexport const b = 1;\n',
+};
+
+/** Every planted file and its text. */
+const files: Record<string, string> = {
+	...Object.fromEntries(
+		[...refused, ...allowed].map((p) => [
+			p.planted,
+			`import * as probe from "${p.imports}";\nexport { probe };\n`,
+		]),
+	),
+	...cycle,
+};
 
 /** Lints the planted files together; the rules each file broke. */
 async function lint(files: string[]): Promise<Map<string, string[]>> {
@@ -88,59 +102,32 @@ async function lint(files: string[]): Promise<Map<string, string[]>> {
 let broke: Map<string, string[]>;
 
 beforeAll(async () => {
-	const all = [...crossing, ...keeping];
 	await Promise.all(
-		all.map(async (p, i) => {
-			const file = p.file.replace(/probe\.ts$/, `probe-${i}.ts`);
-			planted.set(file, p);
-			await writeFile(
-				path.join(ROOT, file),
-				`import * as probe from "${p.imports}";\nexport { probe };\n`,
-			);
-		}),
+		Object.entries(files).map(([file, text]) => writeFile(path.join(ROOT, file), text)),
 	);
-	// Two planted files that import each other: a cycle.
-	await writeFile(
-		path.join(ROOT, "src/domain/probe-cycle-a.ts"),
-		'export * from "./probe-cycle-b";\nexport const a = 1;\n',
-	);
-	await writeFile(
-		path.join(ROOT, "src/domain/probe-cycle-b.ts"),
-		'export * from "./probe-cycle-a";\nexport const b = 1;\n',
-	);
-	broke = await lint([
-		...planted.keys(),
-		"src/domain/probe-cycle-a.ts",
-		"src/domain/probe-cycle-b.ts",
-	]);
+	broke = await lint(Object.keys(files));
 }, 60_000);
 
 afterAll(async () => {
-	await Promise.all(
-		[...planted.keys(), "src/domain/probe-cycle-a.ts", "src/domain/probe-cycle-b.ts"].map((f) =>
-			rm(path.join(ROOT, f), { force: true }),
-		),
-	);
+	await Promise.all(Object.keys(files).map((f) => rm(path.join(ROOT, f), { force: true })));
 });
 
 describe("the layers (docs/architecture.md › Layers)", () => {
-	it.each(crossing.map((p, i) => [p.file, p.imports, i] as const))(
+	it.each(refused.map((p) => [p.file, p.imports, p.planted] as const))(
 		"refuses %s importing %s",
-		(file, _imports, i) => {
-			const planted = file.replace(/probe\.ts$/, `probe-${i}.ts`);
+		(_file, _imports, planted) => {
 			expect(broke.get(planted)).toContain("noRestrictedImports");
 		},
 	);
 
-	it.each(keeping.map((p, i) => [p.file, p.imports, crossing.length + i] as const))(
+	it.each(allowed.map((p) => [p.file, p.imports, p.planted] as const))(
 		"lets %s import %s",
-		(file, _imports, i) => {
-			const planted = file.replace(/probe\.ts$/, `probe-${i}.ts`);
+		(_file, _imports, planted) => {
 			expect(broke.get(planted) ?? []).not.toContain("noRestrictedImports");
 		},
 	);
 
 	it("refuses an import cycle", () => {
-		expect(broke.get("src/domain/probe-cycle-a.ts")).toContain("noImportCycles");
+		expect(broke.get(CYCLE_A)).toContain("noImportCycles");
 	});
 });

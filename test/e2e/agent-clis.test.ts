@@ -1,5 +1,4 @@
 import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderName } from "../../src/config/schema";
 import { type AnthropicDouble, startAnthropicDouble } from "../doubles/models/anthropic";
@@ -58,10 +57,9 @@ afterAll(async () => {
 
 /** Runs the issue with `models: [model]` and returns the finished run. */
 async function resolveWith(model: string, title: string) {
-	const config = path.join(w.dir, "config.yaml");
 	await writeFile(
-		config,
-		(await readFile(config, "utf8")).replace(/^models: .*$/m, `models: [${model}]`),
+		w.configFile,
+		(await readFile(w.configFile, "utf8")).replace(/^models: .*$/m, `models: [${model}]`),
 	);
 	const res = await w.sendWebhook(
 		w.createdWebhook(w.issue(title, "Add GREETING.md saying hello.")),

@@ -1,17 +1,17 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleLikeSst } from "../../bench/sst-esbuild";
 import { LAMBDA_RUNTIME } from "../../infra/config";
 import { createApp } from "../../src/api/app";
 import type { ApiDeps } from "../../src/api/deps";
 import { runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
+import { hasChromium, launchChromium } from "../support/browser";
 import { API_TOKEN, httpEvent } from "../support/lambda";
 
 // /dashboard.js is the source of a function (src/api/dashboard-script.js), so what it serves depends
@@ -19,8 +19,6 @@ import { API_TOKEN, httpEvent } from "../support/lambda";
 // bundled as SST deploys it (minified, esbuild's keepNames). Each one's page and script run here in
 // Chromium against a canned API.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
 const ROOT = path.resolve(import.meta.dirname ?? ".", "../..");
 // Served from localhost, an origin Chromium trusts (it warns about COOP elsewhere).
 const ORIGIN = "http://localhost";
@@ -190,10 +188,7 @@ beforeAll(async () => {
 		underTsx(),
 		bundled(dir),
 	]);
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-	});
+	browser = await launchChromium();
 });
 afterAll(async () => {
 	await browser?.close();

@@ -1,13 +1,11 @@
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium, launchChromium } from "../support/browser";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
 // The dashboard in a real browser: Debian's Chromium driven by playwright-core (.ci/run installs it).
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
 const ARTIFACTS = fileURLToPath(new URL("../artifacts/", import.meta.url));
 
 let w: StackWorld;
@@ -25,18 +23,7 @@ beforeAll(async () => {
 	if (!hasChromium) return;
 	await mkdir(ARTIFACTS, { recursive: true });
 	w = await createStackWorld();
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		args: [
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-quic",
-			"--no-first-run",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-		],
-	});
+	browser = await launchChromium();
 	ok = await start(`Render <img src=x onerror="document.title='pwned'"> safely`);
 	failed = await start("Explode", "lisa-fake: stderr=kaboom\nlisa-fake: exit=4");
 	await Promise.all([w.waitForRun(ok), w.waitForRun(failed)]);

@@ -248,7 +248,7 @@ describe("Trello deliveries", () => {
 
 describe("progress comments", () => {
 	it("can be turned off: no start or result comment, but a failure is still reported", async () => {
-		const file = w.env.LISA_CONFIG as string;
+		const file = w.configFile;
 		const original = await readFile(file, "utf8");
 		await writeFile(file, `${original}\ncomments: {enabled: false}\n`);
 		try {

@@ -20,8 +20,6 @@ import type { ApiRun } from "../support/world";
 // with ECS's stop reason in the API and in Linear. The handlers read plain variables here.
 
 let w: LambdaWorld;
-/** Tasks DescribeTasks reports as stopped, with what ECS says about them. */
-const stopped = new Map<string, Record<string, unknown>>();
 
 beforeAll(async () => {
 	w = await lambdaWorld({
@@ -29,13 +27,6 @@ beforeAll(async () => {
 		configExtra: "limits: {max_attempts: 2, retry_backoff_seconds: 0}",
 	});
 	w.inject();
-	w.ecs.on(DescribeTasksCommand).callsFake((input: { tasks: string[] }) => ({
-		tasks: input.tasks.map((taskArn) => ({
-			taskArn,
-			lastStatus: "RUNNING",
-			...stopped.get(taskArn),
-		})),
-	}));
 });
 afterAll(() => w.stop());
 
@@ -46,7 +37,7 @@ const timeline = async (id: string) =>
 	jsonBody<{ events: { type: string; message: string }[] }>(
 		await api("GET", `/api/runs/${id}/events`),
 	).events;
-const runTaskInputs = () => w.ecs.commandCalls(RunTaskCommand).map((c) => c.args[0].input);
+const runTaskInputs = () => w.ecs.mock.commandCalls(RunTaskCommand).map((c) => c.args[0].input);
 
 /** An issue, a run for it through the API, and intake's launch of its first task. */
 async function runningRun(title: string) {
@@ -231,17 +222,11 @@ describe("stops that are not crashes", () => {
 describe("the sweeper as a backstop", () => {
 	it("retries a step whose task ECS reports stopped when the event was lost, with ECS's reason", async () => {
 		const { id, taskArn } = await runningRun("Event lost");
-		stopped.set(taskArn, {
+		w.ecs.tasks.set(taskArn, {
 			lastStatus: "STOPPED",
-			stopCode: "EssentialContainerExited",
-			stoppedReason: "Essential container in task exited",
-			containers: [
-				{
-					name: "Agent",
-					exitCode: 137,
-					reason: "OutOfMemoryError: Container killed due to memory usage",
-				},
-			],
+			stopCode: oom.stopCode,
+			stoppedReason: oom.stoppedReason,
+			containers: [{ name: "Agent", exitCode: oom.exitCode, reason: oom.containerReason }],
 		});
 		const report = await sweeperHandler();
 		expect(report.lost).toBe(1);
@@ -251,7 +236,7 @@ describe("the sweeper as a backstop", () => {
 			`attempt 1: the agent task ${taskArn} stopped without reporting a result: EssentialContainerExited: Essential container in task exited; container Agent: exit code 137, OutOfMemoryError: Container killed due to memory usage`,
 		);
 		expect(
-			w.ecs
+			w.ecs.mock
 				.commandCalls(DescribeTasksCommand)
 				.some((c) => c.args[0].input.tasks?.includes(taskArn)),
 		).toBe(true);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handler as apiHandler } from "../../src/functions/api";
 import { handler as eventsHandler } from "../../src/functions/events";
 import { handler as intakeHandler } from "../../src/functions/intake";
+import { stepFinished } from "../../src/queue/messages";
 import { storeAndQueue } from "../../src/runtime/aws";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
 import { CLUSTER, TASK_DEFINITION } from "../support/aws";
@@ -85,7 +86,7 @@ describe("webhook → intake → ECS → events, through the entry points", () =
 		// It can never succeed: logged, deleted, never delivered again.
 		expect(response).toEqual({ batchItemFailures: [] });
 
-		const calls = w.ecs.commandCalls(RunTaskCommand);
+		const calls = w.ecs.mock.commandCalls(RunTaskCommand);
 		expect(calls).toHaveLength(1);
 		const input = calls[0]?.args[0].input;
 		expect(input).toMatchObject({
@@ -125,16 +126,18 @@ describe("webhook → intake → ECS → events, through the entry points", () =
 
 	it("events: the task's step.finished finishes the run and updates Linear; a bad record is dropped", async () => {
 		// What the task sends when it is done (src/task/attempt/step.ts), through the same queue adapter.
-		await storeAndQueue(w.aws.settings).queue.send("events", {
-			type: "step.finished",
-			runId,
-			stepIndex: 0,
-			attempt: 1,
-			outcome: "succeeded",
-			branch: "feat/eng-1-fix-login-redirect",
-			prUrl: "https://github.com/acme/api/pull/7",
-			provider: "claude",
-		});
+		await storeAndQueue(w.aws.settings).queue.send(
+			"events",
+			stepFinished({
+				runId,
+				stepIndex: 0,
+				attempt: 1,
+				outcome: "succeeded",
+				branch: "feat/eng-1-fix-login-redirect",
+				prUrl: "https://github.com/acme/api/pull/7",
+				provider: "claude",
+			}),
+		);
 		const bad = await w.sendRaw("events", "{not json");
 		const { event, response } = await w.deliver("events", eventsHandler);
 		expect(event.Records.map((r) => r.messageId)).toContain(bad);
@@ -206,10 +209,9 @@ describe("cancel through the API", () => {
 
 		const cancel = await api("POST", `/api/runs/${id}/cancel`);
 		expect(cancel.statusCode).toBe(202);
-		w.ecs.on(StopTaskCommand).resolves({});
 		await w.deliver("events", eventsHandler);
 
-		expect(w.ecs.commandCalls(StopTaskCommand).map((c) => c.args[0].input)).toEqual([
+		expect(w.ecs.mock.commandCalls(StopTaskCommand).map((c) => c.args[0].input)).toEqual([
 			{ cluster: CLUSTER, task: taskArn, reason: "run cancelled: cancelled through the API" },
 		]);
 		const run = jsonBody<ApiRun>(await api("GET", `/api/runs/${id}`));

@@ -15,6 +15,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import type { AgentLink } from "../../src/config/links";
 import { readSettings, type Settings } from "../../src/config/settings";
 import { ensureQueue, ensureTable, startEmbeddedAws } from "../../src/local/services";
+import type { QueueName } from "../../src/queue/messages";
 import { awsClients } from "../../src/runtime/aws";
 
 export const REGION = "eu-west-1";
@@ -24,8 +25,6 @@ export interface QueueOptions {
 	visibilityTimeoutSeconds?: number;
 	maxReceiveCount?: number;
 }
-
-export type QueueName = "intake" | "events";
 
 /** In-memory dynalite + fauxqs with Lisa's table and queues, for adapter tests. */
 export async function embeddedAws(opts: QueueOptions = {}) {
@@ -134,6 +133,7 @@ export interface TaskState {
 	lastStatus: string;
 	stopCode?: string;
 	stoppedReason?: string;
+	containers?: { name: string; exitCode?: number; reason?: string }[];
 }
 
 /**

@@ -5,7 +5,8 @@ import type {
 	SQSBatchResponse,
 	SQSEvent,
 } from "aws-lambda";
-import { ACCOUNT, AGENT_LINK, CLUSTER, type QueueName, REGION, TASK_DEFINITION } from "./aws";
+import type { QueueName } from "../../src/queue/messages";
+import { ACCOUNT, AGENT_LINK, CLUSTER, REGION, TASK_DEFINITION } from "./aws";
 import { createWorld, WEBHOOK_SECRET } from "./world";
 
 // Drives the Lambda entry points (functions/*.ts) the way AWS invokes them: API Gateway v2 events,
@@ -80,9 +81,8 @@ export async function lambdaWorld(opts: { style: EnvStyle; configExtra?: string 
 	return {
 		aws,
 		linear,
-		ecs: w.ecs.mock,
+		ecs: w.ecs,
 		env,
-		configFile: w.configFile,
 		/** Makes `env` the process environment, as Lambda does before it imports a handler. */
 		inject() {
 			Object.assign(process.env, env);

@@ -10,11 +10,11 @@ import type { Plan } from "../../src/domain/plan";
 import { EcsLauncher } from "../../src/launcher/ecs";
 import { createLogger } from "../../src/log";
 import { eventsHandler, intakeHandler } from "../../src/pipeline/handlers";
-import type { EventMessage, RunRequested } from "../../src/queue/messages";
+import { type QueueName, runRequested, stepFinished } from "../../src/queue/messages";
 import { awsClients } from "../../src/runtime/aws";
 import { createDeps } from "../../src/runtime/deps";
 import { dynamoStore } from "../../src/store/dynamo";
-import { AGENT_LINK, type QueueName } from "./aws";
+import { AGENT_LINK } from "./aws";
 import { createWorld, LOG_LEVEL } from "./world";
 
 // The pipeline's handlers (intake, events, sweeper, finalize) in this process, wired as in AWS,
@@ -104,9 +104,8 @@ export async function pipelineWorld(
 		store,
 		linear,
 		gate,
-		ecs: { launched: ecs.launched, stopped: ecs.stopped, tasks: ecs.tasks, hooks: ecs.hooks },
+		ecs,
 		settings,
-		refuseLaunches: ecs.refuseLaunches,
 		/** Moves the handlers' clock on. */
 		advance(ms: number) {
 			clock += ms;
@@ -144,16 +143,17 @@ export async function pipelineWorld(
 		},
 		/** `run.requested` for a Linear issue, as the API sends it. */
 		async request(issue: { id: string; identifier: string }, runId: string) {
-			const msg: RunRequested = {
-				type: "run.requested",
-				source: "linear",
-				issueId: issue.id,
-				issueKey: issue.identifier,
-				trigger: "api",
-				requestedAt: new Date(clock).toISOString(),
-				runId,
-			};
-			await deps.queue.send("intake", msg);
+			await deps.queue.send(
+				"intake",
+				runRequested({
+					source: "linear",
+					issueId: issue.id,
+					issueKey: issue.identifier,
+					trigger: "api",
+					requestedAt: new Date(clock).toISOString(),
+					runId,
+				}),
+			);
 		},
 		issue: (title: string) => w.issue(title),
 		/** What the agent task writes every ~10 s. */
@@ -189,10 +189,8 @@ export async function pipelineWorld(
 				report: { ...result, attempt, at: new Date(clock).toISOString() },
 				agentState: outcome.error ? "crashed" : "completed",
 			});
-			if (stored && o.send !== false) {
-				const msg: EventMessage = { type: "step.finished", runId, stepIndex, attempt, ...result };
-				await deps.queue.send("events", msg);
-			}
+			if (stored && o.send !== false)
+				await deps.queue.send("events", stepFinished({ runId, stepIndex, attempt, ...result }));
 			return stored;
 		},
 		/** The tasks ECS was asked to run for `runId`, in order (their step and attempt). */

@@ -1,27 +1,20 @@
 import path from "node:path";
 import { createApp } from "../../src/api/app";
+import type { SourceName } from "../../src/config/schema";
 import type { Settings } from "../../src/config/settings";
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import { type LocalStack, startLocalStack } from "../../src/local/stack";
 import { createLogger } from "../../src/log";
-import type { GitHttpServer } from "../doubles/git-http/server";
 import type { DoubleIssue } from "../doubles/linear/server";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
-import {
-	type ApiRun,
-	type ConfigOptions,
-	createWorld,
-	type Source,
-	WEBHOOK_SECRET,
-	type World,
-} from "./world";
+import { type ApiRun, type ConfigOptions, createWorld, WEBHOOK_SECRET, type World } from "./world";
 
 // The whole local stack (`lisa start`) against every double: the base world with all its trackers,
 // the fake agents and bare repositories, and the stack in this process or in another one.
 
 export interface StackOptions {
 	/** The tracker the generated config uses (default linear). */
-	source?: Source;
+	source?: SourceName;
 	/** Extra YAML appended to the generated config. */
 	configExtra?: string;
 	/** More repositories beside `api` (bare repos, on the GitHub double as acme/<name>, in the config). */
@@ -51,8 +44,7 @@ const parts = (opts: StackOptions) =>
 		},
 	}) as const;
 
-export interface StackWorld extends Omit<World<ReturnType<typeof parts>>, "gitHttp"> {
-	gitHttp?: GitHttpServer;
+export interface StackWorld extends World<ReturnType<typeof parts>> {
 	stack?: LocalStack;
 	/** Point the helpers at a stack running in another process. */
 	attach(url: string, token: string): void;

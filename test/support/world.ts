@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { z } from "zod";
 import type { runAnswer } from "../../src/api/schemas";
+import type { SourceName } from "../../src/config/schema";
 import type { Run } from "../../src/domain/run";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
@@ -47,8 +48,6 @@ export type ApiRun = z.output<typeof runAnswer> &
 		| "closedPullRequests"
 	>;
 
-export type Source = "linear" | "trello" | "github";
-
 export interface WorldOptions {
 	/** Names the temporary directory (`lisa-<name>-…`). */
 	name: string;
@@ -75,7 +74,7 @@ export interface WorldOptions {
 
 export interface ConfigOptions {
 	/** The tracker (default linear). */
-	source?: Source;
+	source?: SourceName;
 	/** Repositories only named, at github.com URLs nothing clones (default: the world's own). */
 	repos?: readonly string[];
 	/** YAML appended. */
@@ -84,10 +83,14 @@ export interface ConfigOptions {
 	text?: (w: { repo: BareRepo; repos: Record<string, BareRepo> }) => string;
 }
 
-/** The part `K` when the options start it, `undefined` otherwise. */
+/** The part `K` when the options start it, `undefined` when they do not, either when they may. */
 type Part<O, K extends keyof WorldOptions, T> = O extends { [P in K]: true | object }
 	? T
-	: undefined;
+	: K extends keyof O
+		? O[K] extends false | undefined
+			? undefined
+			: T | undefined
+		: undefined;
 
 export interface World<O extends WorldOptions = WorldOptions> {
 	dir: string;
@@ -114,7 +117,7 @@ export interface World<O extends WorldOptions = WorldOptions> {
 	stop(): Promise<void>;
 }
 
-const SOURCE_CONFIG: Record<Source, string> = {
+const SOURCE_CONFIG: Record<SourceName, string> = {
 	linear:
 		"source: linear\nsource_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}",
 	trello: `source: trello\nsource_config: {team: ${TRELLO_BOARD}, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}`,

@@ -4,7 +4,7 @@ import { type PipelineWorld, pipelineWorld } from "../../test/support/pipeline";
 import { deliveryKey } from "../api/accept";
 import { createApp } from "../api/app";
 import { MAX_PROMPTS } from "../integrations/linear/session-prompts";
-import type { RunRequested } from "../queue/messages";
+import { runRequested } from "../queue/messages";
 import { handleRunRequested } from "./intake";
 
 // Requests that arrive more than once, or together: every one of them starts at most one run,
@@ -21,15 +21,14 @@ describe("two intakes of one run at once (issue 6a)", () => {
 	it("post one start comment and launch one task", async () => {
 		const issue = w.issue("Requested twice");
 		const runId = w.deps.newRunId();
-		const msg: RunRequested = {
-			type: "run.requested",
+		const msg = runRequested({
 			source: "linear",
 			issueId: issue.id,
 			issueKey: issue.identifier,
 			trigger: "api",
 			requestedAt: w.now().toISOString(),
 			runId,
-		};
+		});
 		// The first intake is posting its start comment when the second (a redelivery, a re-drive)
 		// runs from start to end.
 		const posting = w.gate.hold(/mutation createComment/);

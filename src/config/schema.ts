@@ -1,6 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as z from "zod";
+import type { FollowUpSettings } from "../domain/follow-up";
 
 // `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted additions.
 
@@ -46,6 +47,31 @@ const modelSpec = z
 		message: `must be "provider" or "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
 	});
 
+/** `follow_up` (README › Follow-ups): every field optional, both at the top and per repository. */
+const followUpSchema = z
+	.object({
+		ci: z.boolean(),
+		reviews: z.boolean(),
+		mentions: z.boolean(),
+		// `commented` reviews with inline comments start a round too, not only `changes_requested`.
+		review_comments: z.boolean(),
+		max_rounds: z.number().int().min(0),
+		// SQS delays a message at most 15 minutes.
+		debounce_seconds: z.number().int().min(0).max(900),
+		allow: z.array(z.string().min(1)),
+	})
+	.partial();
+
+export const FOLLOW_UP_DEFAULTS: FollowUpSettings = {
+	ci: true,
+	reviews: true,
+	mentions: true,
+	review_comments: true,
+	max_rounds: 3,
+	debounce_seconds: 60,
+	allow: [],
+};
+
 const repoSchema = z.object({
 	name: z
 		.string()
@@ -63,6 +89,8 @@ const repoSchema = z.object({
 	allow_workflow_changes: z.boolean().default(false),
 	// Let Claude Code create its own worktree (`--worktree`; README › Providers and models) instead of Lisa's.
 	native_worktree: z.boolean().default(false),
+	// Overrides the top-level `follow_up` for this repository's pull requests.
+	follow_up: followUpSchema.optional(),
 });
 
 const sourceConfigSchema = z.object({
@@ -102,13 +130,15 @@ export const configSchema = z.object({
 	repos: z.array(repoSchema).min(1),
 	limits: limitsSchema.default(limitsSchema.parse({})),
 	comments: commentsSchema.default(commentsSchema.parse({})),
+	follow_up: followUpSchema.default({}),
 	// Accepted for compatibility with the original CLI; the hosted pipeline always uses worktrees.
 	workflow: z.enum(["worktree", "branch"]).optional(),
 });
 
 export type RepoConfig = z.infer<typeof repoSchema> & { slug?: string; base_branch: string };
-export type LisaConfig = Omit<z.infer<typeof configSchema>, "models" | "repos"> & {
+export type LisaConfig = Omit<z.infer<typeof configSchema>, "models" | "repos" | "follow_up"> & {
 	models: string[];
+	follow_up: FollowUpSettings;
 	repos: RepoConfig[];
 };
 export type SourceConfig = LisaConfig["source_config"];
@@ -122,6 +152,7 @@ const FIX_HINTS: [RegExp, string][] = [
 	[/^provider$/, `use one of ${PROVIDERS.join(", ")}`],
 	[/^source$/, `use one of ${SOURCES.join(", ")}`],
 	[/^limits\./, "use a positive number"],
+	[/(^|\.)follow_up\./, "see README › Follow-ups"],
 ];
 
 function hintFor(field: string): string | undefined {
@@ -211,6 +242,7 @@ export function parseConfig(raw: unknown, file = ".lisa/config.yaml"): LisaConfi
 	return {
 		...c,
 		models: c.models ?? [c.provider],
+		follow_up: { ...FOLLOW_UP_DEFAULTS, ...c.follow_up },
 		repos: c.repos.map((r) => ({
 			...r,
 			slug: r.slug ?? slugFromUrl(r.url),

@@ -1,10 +1,16 @@
 import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
+import {
+	FOLLOW_UP_TRIGGERS,
+	type FollowUpState,
+	type RoundInput,
+	type RoundReport,
+} from "./follow-up";
 import type { Plan } from "./plan";
 import { type AgentState, nextStepStatus, type RunStatus, type StepStatus } from "./states";
 import type { AttemptUsage, StepAttemptUsage } from "./usage";
 
-/** What started a run. */
-export const TRIGGERS = ["webhook", "poll", "api", "retry"] as const;
+/** What started a run: a request, or a follow-up round on its parent's pull request. */
+export const TRIGGERS = ["webhook", "poll", "api", "retry", ...FOLLOW_UP_TRIGGERS] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
 /** The issue as the agent sees it (title and description are untrusted input). */
@@ -31,6 +37,8 @@ export interface StepReport {
 	plan?: Plan;
 	/** What the attempt's agents used. */
 	usage?: AttemptUsage;
+	/** A follow-up round's outcome: its summary, replies, or that nothing needed changing. */
+	round?: RoundReport;
 	at: string;
 }
 
@@ -97,6 +105,12 @@ export interface TrackerProgress {
 	merged?: boolean;
 	/** The tasks of steps cancelled with the finished run are stopped. */
 	tasksStopped?: boolean;
+	/** A round's summary comment on its pull request is posted. */
+	roundComment?: boolean;
+	/** A round's replies to the review threads are posted. */
+	replies?: boolean;
+	/** A review round asked its reviewers again. */
+	reviewRequested?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
 }
@@ -154,6 +168,14 @@ export interface Run {
 	waitingSince?: string;
 	/** How often the sweeper sent the run's request again because its intake had stopped. */
 	intakeRedrives?: number;
+	/** What asked for the run besides the issue: the mention or prompt that created a Linear session (untrusted). */
+	request?: { text: string; author?: string };
+	/** A follow-up round: the run that opened the pull request it works on. */
+	parentRunId?: string;
+	/** A follow-up round: the pull request, branch and everything the round answers. */
+	round?: RoundInput;
+	/** The run that opened a pull request: its follow-up rounds, pending and done. */
+	followUps?: FollowUpState;
 }
 
 type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;
@@ -178,6 +200,7 @@ export function newRun(input: {
 	trigger: Trigger;
 	deliveryId?: string;
 	agentSessionId?: string;
+	request?: Run["request"];
 	now: string;
 }): Run {
 	return {
@@ -188,6 +211,7 @@ export function newRun(input: {
 		trigger: input.trigger,
 		deliveryId: input.deliveryId,
 		...(input.agentSessionId ? { agentSessionId: input.agentSessionId } : {}),
+		...(input.request ? { request: input.request } : {}),
 		status: "queued",
 		steps: [],
 		version: 0,

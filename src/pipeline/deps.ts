@@ -1,5 +1,6 @@
 import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
+import type { PullRequestFollowUps } from "../integrations/github/pulls/follow-up";
 import type { Tracker } from "../integrations/tracker";
 import type { Launcher } from "../launcher/launcher";
 import type { Logger } from "../log";
@@ -13,6 +14,8 @@ export interface PipelineDeps {
 	launcher: Launcher;
 	/** Throws NotConfigured when the source has no credentials. */
 	tracker(source: SourceName): Tracker;
+	/** GitHub's pull requests, for follow-up rounds; throws NotConfigured without GITHUB_TOKEN. */
+	pulls(): PullRequestFollowUps;
 	config(): ConfigState;
 	log: Logger;
 	now(): Date;

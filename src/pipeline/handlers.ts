@@ -2,6 +2,7 @@ import { failureText, type GivingUp, sqsBatchHandler } from "../queue/batch";
 import { type EventMessage, eventMessageSchema, runRequestedSchema } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { failForGood } from "./finalize";
+import { handleFollowUpDue, handleFollowUpRequested } from "./follow-up";
 import { handleRunRequested } from "./intake";
 import { handlePullRequestClosed } from "./merge";
 import { note } from "./mutate";
@@ -63,6 +64,10 @@ function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void
 			return handleSessionPrompted(deps, msg);
 		case "pr.closed":
 			return handlePullRequestClosed(deps, msg);
+		case "followup.requested":
+			return handleFollowUpRequested(deps, msg);
+		case "followup.due":
+			return handleFollowUpDue(deps, msg);
 	}
 }
 

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
+import { FOLLOW_UP_TRIGGERS, MAX_FOLLOW_UP_TEXT } from "../domain/follow-up";
 import { issueRefSchema, runIdSchema } from "../domain/ids";
 import { planSchema } from "../domain/plan";
 import { TRIGGERS } from "../domain/run";
@@ -27,6 +28,10 @@ export const runRequestedSchema = z.object({
 	retryOf: runIdSchema.optional(),
 	/** The Linear agent session that asked for the run (the issue was delegated to Lisa). */
 	agentSessionId: issueRefSchema.optional(),
+	/** The mention or prompt that created the session: it goes into the run's prompt (untrusted). */
+	request: z
+		.object({ text: z.string().max(MAX_FOLLOW_UP_TEXT), author: z.string().max(256).optional() })
+		.optional(),
 });
 export type RunRequested = z.infer<typeof runRequestedSchema>;
 
@@ -45,6 +50,22 @@ export const stepFinishedSchema = z.object({
 	plan: planSchema.optional(),
 	/** What the attempt's agents used. */
 	usage: attemptUsageSchema.optional(),
+	/** A follow-up round's outcome. */
+	round: z
+		.object({
+			noChange: z.boolean().optional(),
+			summary: z.string().max(MAX_FOLLOW_UP_TEXT).optional(),
+			replies: z
+				.array(
+					z.object({
+						commentId: z.number().int().positive(),
+						body: z.string().min(1).max(MAX_FOLLOW_UP_TEXT),
+					}),
+				)
+				.max(100)
+				.optional(),
+		})
+		.optional(),
 });
 export type StepFinished = z.infer<typeof stepFinishedSchema>;
 
@@ -92,12 +113,53 @@ export const pullRequestClosedSchema = z.object({
 });
 export type PullRequestClosedMessage = z.infer<typeof pullRequestClosedSchema>;
 
+const login = z.string().min(1).max(256);
+
+/**
+ * Something on an open pull request of the run asks for a follow-up round (README › Follow-ups):
+ * a failing check, a review, a mention. `runId` is the run that opened the pull request.
+ */
+export const followUpRequestedSchema = z.object({
+	type: z.literal("followup.requested"),
+	runId: runIdSchema,
+	trigger: z.enum(FOLLOW_UP_TRIGGERS),
+	prUrl: webUrl,
+	headSha: z
+		.string()
+		.regex(/^[0-9a-f]{40,64}$/)
+		.optional(),
+	reviewId: z.number().int().positive().optional(),
+	author: login.optional(),
+	/** GitHub's `author_association` of the author. */
+	association: z.string().max(64).optional(),
+	instruction: z
+		.object({
+			id: issueRefSchema,
+			author: login.optional(),
+			body: z.string().max(MAX_FOLLOW_UP_TEXT),
+			via: z.enum(["comment", "review_comment", "session"]),
+		})
+		.optional(),
+	requestedAt: z.string(),
+});
+export type FollowUpRequested = z.infer<typeof followUpRequestedSchema>;
+
+/** A round's debounce is over: gather it and start its run (sent delayed). */
+export const followUpDueSchema = z.object({
+	type: z.literal("followup.due"),
+	runId: runIdSchema,
+	roundId: runIdSchema,
+});
+export type FollowUpDue = z.infer<typeof followUpDueSchema>;
+
 export const eventMessageSchema = z.discriminatedUnion("type", [
 	stepFinishedSchema,
 	stepLaunchSchema,
 	cancelRequestedSchema,
 	sessionPromptedSchema,
 	pullRequestClosedSchema,
+	followUpRequestedSchema,
+	followUpDueSchema,
 ]);
 export type EventMessage = z.infer<typeof eventMessageSchema>;
 
@@ -121,6 +183,8 @@ export const stepLaunch = message<StepLaunch>("step.launch");
 export const cancelRequested = message<CancelRequested>("run.cancel");
 export const sessionPrompted = message<SessionPrompted>("session.prompted");
 export const pullRequestClosed = message<PullRequestClosedMessage>("pr.closed");
+export const followUpRequested = message<FollowUpRequested>("followup.requested");
+export const followUpDue = message<FollowUpDue>("followup.due");
 
 export const QUEUES = { intake: runRequestedSchema, events: eventMessageSchema } as const;
 export type QueueName = keyof typeof QUEUES;

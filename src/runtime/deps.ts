@@ -4,6 +4,8 @@ import type { SourceName } from "../config/schema";
 import type { Settings } from "../config/settings";
 import { gitHubIssuesRepo } from "../domain/workflow";
 import { GitHubTracker } from "../integrations/github/issues";
+import { gitHubFollowUps } from "../integrations/github/pulls/client";
+import type { PullRequestFollowUps } from "../integrations/github/pulls/follow-up";
 import { LinearTracker } from "../integrations/linear/client";
 import type { Tracker } from "../integrations/tracker";
 import { TrelloTracker } from "../integrations/trello/client";
@@ -61,5 +63,17 @@ export function createDeps(
 	opts: { launcher: Launcher; log?: Logger },
 ): RuntimeDeps {
 	const api = apiDeps(settings, { log: opts.log });
-	return { ...api, launcher: opts.launcher, tracker: trackerFactory(settings, api.config) };
+	let pulls: PullRequestFollowUps | undefined;
+	return {
+		...api,
+		launcher: opts.launcher,
+		tracker: trackerFactory(settings, api.config),
+		pulls: () => {
+			if (!pulls) {
+				const { token, apiUrl } = credentials.github(settings);
+				pulls = gitHubFollowUps(token, apiUrl);
+			}
+			return pulls;
+		},
+	};
 }

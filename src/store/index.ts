@@ -3,6 +3,7 @@
 import type { CoordinationStore } from "./coordination";
 import type { DeliveryStore } from "./deliveries";
 import type { GuardrailStore } from "./guardrails";
+import type { PullRequestStore } from "./pull-requests";
 import type { RunStore } from "./runs";
 import type { TimelineStore } from "./timeline";
 
@@ -10,11 +11,17 @@ export type { CoordinationStore } from "./coordination";
 export type { DeliveryStore } from "./deliveries";
 export { InvalidCursor, VersionConflict } from "./errors";
 export type { GuardrailStore } from "./guardrails";
+export type { PullRequestStore } from "./pull-requests";
 export type { Page, RunFilter, RunStore, TaskStepFields } from "./runs";
 export type { RunEvent, TimelineStore } from "./timeline";
 
 /** Everything the pipeline and the API use. */
-export type Store = RunStore & TimelineStore & GuardrailStore & CoordinationStore & DeliveryStore;
+export type Store = RunStore &
+	TimelineStore &
+	GuardrailStore &
+	CoordinationStore &
+	DeliveryStore &
+	PullRequestStore;
 
 /** The part the agent task's IAM role allows (infra/agent.ts): its step, the timeline, guardrails. */
 export type TaskStore = Pick<RunStore, "getRun" | "updateStepFields"> &

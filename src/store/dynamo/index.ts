@@ -5,6 +5,7 @@ import { DynamoTable, type RequestObserver } from "./client";
 import { dynamoCoordination } from "./coordination";
 import { dynamoDeliveries } from "./deliveries";
 import { dynamoGuardrails } from "./guardrails";
+import { dynamoPullRequests } from "./pull-requests";
 import { dynamoRuns } from "./runs";
 import { dynamoTimeline } from "./timeline";
 
@@ -21,6 +22,7 @@ export function dynamoStore(doc: DynamoDBDocumentClient, table: string): DynamoS
 		...dynamoGuardrails(t),
 		...dynamoCoordination(t),
 		...dynamoDeliveries(t),
+		...dynamoPullRequests(t),
 		observe: (observer) => t.observe(observer),
 	};
 }

@@ -28,6 +28,8 @@ export const key = {
 		pk: `DELIVERY#${source}#${dedupeKey}`,
 		sk: "DELIVERY",
 	}),
+	/** The run that opened a pull request, by its web URL. */
+	pullRequest: (url: string) => ({ pk: `PR#${url}`, sk: "RUN" }),
 	/** Per-repo guardrails: recent failure summaries offered to later prompts. */
 	guardrail: (repo: string, id: string) => ({ pk: `REPO#${repo}`, sk: `GUARD#${id}` }),
 	issuePartition: (source: string, issueId: string) => `ISSUE#${source}#${issueId}`,

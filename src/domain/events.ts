@@ -56,6 +56,14 @@ export const TIMELINE_EVENTS = [
 	"session.prompted",
 	"pr.merged",
 	"pr.closed",
+	"pr.commented",
+	// Follow-up rounds on the run's pull requests (README › Follow-ups).
+	"followup.requested",
+	"followup.ignored",
+	"followup.dropped",
+	"followup.round",
+	"followup.limit",
+	"followup.stopped",
 	"message.dropped",
 ] as const;
 

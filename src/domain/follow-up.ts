@@ -69,6 +69,8 @@ export interface Instruction {
 
 /** What a round's run works from: the pull request and everything the round answers. */
 export interface RoundInput {
+	/** 1 for the pull request's first round. */
+	number: number;
 	prUrl: string;
 	/** The configured repo the pull request belongs to. */
 	repo: string;
@@ -139,7 +141,8 @@ export interface RoundReport {
 }
 
 export type Admission =
-	| { kind: "ignore"; reason: string }
+	/** `joined`: the event is already part of the pending round (a redelivery). */
+	| { kind: "ignore"; reason: string; joined?: boolean }
 	/** The round limit is reached: `say` the first time. */
 	| { kind: "limit"; reason: string; say: boolean }
 	/** `schedule`: a new pending round, due after the debounce. */
@@ -209,7 +212,8 @@ export function admit(
 	const pending = state.pending;
 	if (pending) {
 		const merged = joinPending(pending, event, settings, now);
-		if (!merged) return { kind: "ignore", reason: "already part of the round being gathered" };
+		if (!merged)
+			return { kind: "ignore", reason: "already part of the round being gathered", joined: true };
 		return {
 			kind: "add",
 			state: { ...state, pending: merged },

@@ -40,6 +40,7 @@ export function reportMessage(runId: string, stepIndex: number, report: StepRepo
 		provider: report.provider,
 		plan: report.plan,
 		usage: report.usage,
+		round: report.round,
 	});
 }
 

@@ -1,5 +1,6 @@
-import { cancelledComment, failureComment, successComment } from "../domain/comments";
+import { cancelledComment, failureComment, runMarker, successComment } from "../domain/comments";
 import { failPatch, tasksToStop } from "../domain/progress";
+import { roundIssueLine, roundPrComment } from "../domain/round-comments";
 import { prUrls, type Run, type TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
@@ -33,10 +34,18 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 		await note(deps, runId, "tracker.error", `tracker not updated: ${err.message}`);
 	}
 
-	for (const [effect, perform] of effects) {
-		if (run.tracker[effect] || !tracker) continue;
+	// Pull request effects need GitHub, not the tracker: they are done either way.
+	const planned: [Effect, ((r: Run) => Promise<void>) | undefined][] = [
+		...pullRequestEffects(run, deps),
+		...effects.map(([effect, perform]): [Effect, ((r: Run) => Promise<void>) | undefined] => [
+			effect,
+			tracker && ((r: Run) => perform(tracker, r)),
+		]),
+	];
+	for (const [effect, perform] of planned) {
+		if (run.tracker[effect] || !perform) continue;
 		try {
-			await perform(tracker, run);
+			await perform(run);
 		} catch (err) {
 			if (err instanceof TrackerError && err.transient) throw err;
 			await note(deps, runId, "tracker.error", (err as Error).message);
@@ -114,6 +123,7 @@ export async function redrive(deps: PipelineDeps, run: Run): Promise<void> {
 }
 
 function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
+	if (run.round) return roundEffects(run, deps);
 	const effects = run.issue && !run.tracker.skip ? issueEffects(run, deps) : [];
 	// A session run answers in its session whatever happened to the issue (even a lost lock race).
 	const sessionId = run.agentSessionId;
@@ -170,4 +180,87 @@ async function attachLinks(t: Tracker, run: Run): Promise<void> {
 function pullRequestTitle(url: string): string {
 	const m = url.match(/([^/]+\/[^/]+)\/pull\/(\d+)/);
 	return m ? `Pull request ${m[1]}#${m[2]}` : "Pull request";
+}
+
+/**
+ * A follow-up round's one line in the tracker (README › Follow-ups): a comment on the issue, or an
+ * activity in the Linear session. The issue stays where it is.
+ */
+function roundEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
+	const line = roundIssueLine(run, deps.runUrl(run.runId));
+	if (!line || run.tracker.skip) return [];
+	const sessionId = run.agentSessionId;
+	if (sessionId)
+		return [
+			[
+				"sessionFinal",
+				async (t) => {
+					await t.sessions?.activity(sessionId, {
+						type: run.status === "failed" ? "error" : "response",
+						body: line,
+					});
+				},
+			],
+		];
+	const commentsOn = run.config?.comments.enabled ?? true;
+	if (!commentsOn && run.status !== "failed") return [];
+	return [["finalComment", (t, r) => t.comment(r.issue?.id ?? r.issueId, line)]];
+}
+
+/**
+ * What a round says on its pull request: one comment summarising the round, a reply in each review
+ * thread it answered, and its reviewers asked again. GitHub failures are noted on the run, never
+ * retried into a second comment, except a transient one before anything was posted.
+ */
+function pullRequestEffects(run: Run, deps: PipelineDeps): [Effect, (r: Run) => Promise<void>][] {
+	const round = run.round;
+	if (!round || run.tracker.untouched) return [];
+	const comment = roundPrComment(run, deps.runUrl(run.runId));
+	const report = run.steps.find((s) => s.report?.round)?.report?.round;
+	const pulls = () => deps.pulls();
+	const effects: [Effect, (r: Run) => Promise<void>][] = [];
+	if (comment)
+		effects.push([
+			"roundComment",
+			async (r) => {
+				await pulls().comment(round.prUrl, comment);
+				await note(deps, r.runId, "pr.commented", `commented on ${round.prUrl}`);
+			},
+		]);
+	if (run.status !== "succeeded") return effects;
+	const threads = new Set((round.comments ?? []).map((c) => c.id));
+	const replies = (report?.replies ?? []).filter((r) => threads.has(r.commentId));
+	if (replies.length)
+		effects.push([
+			"replies",
+			async (r) => {
+				const failed: string[] = [];
+				for (const reply of replies)
+					await pulls()
+						.reply(round.prUrl, reply.commentId, `${reply.body}\n\n${runMarker(r.runId)}`)
+						.catch((err) => failed.push(`${reply.commentId}: ${(err as Error).message}`));
+				await note(
+					deps,
+					r.runId,
+					"pr.commented",
+					`replied in ${replies.length - failed.length} of ${replies.length} review threads${failed.length ? `; failed: ${failed.join("; ")}` : ""}`,
+				);
+			},
+		]);
+	const reviewers = [
+		...new Set(
+			(round.reviews ?? []).flatMap((r) =>
+				r.author && !/\[bot\]$/i.test(r.author) ? [r.author] : [],
+			),
+		),
+	];
+	if (reviewers.length && !report?.noChange)
+		effects.push([
+			"reviewRequested",
+			async (r) => {
+				await pulls().requestReviewers(round.prUrl, reviewers);
+				await note(deps, r.runId, "pr.commented", `asked ${reviewers.join(", ")} to review again`);
+			},
+		]);
+	return effects;
 }

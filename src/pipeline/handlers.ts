@@ -65,7 +65,7 @@ function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void
 		case "pr.closed":
 			return handlePullRequestClosed(deps, msg);
 		case "followup.requested":
-			return handleFollowUpRequested(deps, msg);
+			return handleFollowUpRequested(deps, msg).then(() => undefined);
 		case "followup.due":
 			return handleFollowUpDue(deps, msg);
 	}

@@ -54,6 +54,7 @@ async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): 
 		trigger: msg.trigger,
 		deliveryId: msg.deliveryId,
 		agentSessionId: msg.agentSessionId,
+		request: msg.request,
 		now: deps.now().toISOString(),
 	});
 	if (await deps.store.createRun(run)) {
@@ -129,6 +130,13 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 		if (!retaken) {
 			// A finished run whose tracker updates are pending keeps the issue: this one waits, so
 			// the old run's last status change and comment never land on top of the new run.
+			// A follow-up round waits for the issue's other run, whatever it is doing.
+			if (run.round && holder && !isTerminalRun(holder.status))
+				return waitQueued(
+					deps,
+					run.runId,
+					`waiting for run ${holder.runId} of the issue to finish (one active run per issue)`,
+				);
 			if (holder && isTerminalRun(holder.status))
 				return waitQueued(
 					deps,
@@ -163,8 +171,19 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 
 	// Several repos: an agent plans which of them change, in what order (README › Multi-repo runs). One repo:
 	// straight to work.
-	const planning = config.repos.length > 1;
-	const first = planning ? planStep(0) : newStep(0, pickRepo(config, issue.title).name);
+	const round = run.round;
+	if (round && !config.repos.some((r) => r.name === round.repo))
+		return fail(
+			deps,
+			run.runId,
+			`repo "${round.repo}" of ${round.prUrl} is no longer in the config`,
+		);
+	const planning = !round && config.repos.length > 1;
+	const first = round
+		? { ...newStep(0, round.repo), branch: round.branch, prUrl: round.prUrl }
+		: planning
+			? planStep(0)
+			: newStep(0, pickRepo(config, issue.title).name);
 	const res = await mutate(deps, run.runId, (r) => {
 		if (r.status !== "queued" || r.config) return {};
 		return {
@@ -183,7 +202,14 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 		};
 	});
 	const what = `${issue.key ?? issue.id} "${issue.title}"`;
-	if (res?.changed)
+	if (res?.changed && round)
+		await note(
+			deps,
+			run.runId,
+			"run.started",
+			`round ${round.number} on ${round.prUrl} (${first.repo}, branch ${round.branch}) for ${what}`,
+		);
+	else if (res?.changed)
 		await (planning
 			? note(
 					deps,
@@ -268,7 +294,8 @@ async function waitQueued(deps: PipelineDeps, runId: string, why: string): Promi
 
 async function markStarted(deps: PipelineDeps, run: Run): Promise<Run> {
 	const sc = run.config?.source_config;
-	if (sc && run.issue) {
+	// A follow-up round leaves the issue where it is (in review) while it works.
+	if (sc && run.issue && !run.round) {
 		try {
 			await deps.tracker(run.source).moveTo(run.issue.id, sc.in_progress, workflowStates(sc));
 			await note(deps, run.runId, "tracker.moved", `issue moved to "${sc.in_progress}"`);

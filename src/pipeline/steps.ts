@@ -179,6 +179,9 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			`step ${msg.stepIndex + 1} attempt ${msg.attempt}: the task's stored report is used, not the failure concluded meanwhile (${outcome.error ?? "unknown"})`,
 			{ step: msg.stepIndex },
 		);
+	// Checks, reviews and comments on the pull request find the run through it (README › Follow-ups).
+	if (msg.prUrl && msg.outcome === "succeeded" && !run.round && decision.kind !== "ignore")
+		await deps.store.linkPullRequest(msg.prUrl, run.runId);
 	const step = msg.stepIndex + 1;
 	switch (decision.kind) {
 		case "ignore":

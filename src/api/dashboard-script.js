@@ -361,6 +361,41 @@ export function dashboardMain() {
 			),
 			el("p", { id: "notice" }),
 			r.prUrls.length ? el("p", null, "Pull requests: ", ...prLinks(r.prUrls)) : "",
+			r.parentRunId
+				? el(
+						"p",
+						{ id: "round" },
+						`Follow-up round ${r.round ? r.round.number : ""} of `,
+						link(`/runs/${r.parentRunId}`, r.parentRunId),
+					)
+				: "",
+			r.followUps.length || r.pendingFollowUp || r.followUpsStopped
+				? el("h3", null, "Follow-up rounds")
+				: "",
+			r.followUps.length
+				? el(
+						"ol",
+						{ id: "follow-ups" },
+						...r.followUps.map((f) =>
+							el(
+								"li",
+								null,
+								link(`/runs/${f.runId}`, f.runId),
+								` · ${f.trigger.replace("_", " ")} · ${f.status || ""} · ${when(f.at)}`,
+							),
+						),
+					)
+				: "",
+			r.pendingFollowUp
+				? el(
+						"p",
+						null,
+						`A ${r.pendingFollowUp.trigger.replace("_", " ")} round starts ${when(r.pendingFollowUp.dueAt)}`,
+					)
+				: "",
+			r.followUpsStopped
+				? el("p", { class: "error" }, `CI rounds stopped: ${r.followUpsStopped.reason}`)
+				: "",
 			r.plan ? el("h3", null, "Plan") : "",
 			r.plan
 				? el(

@@ -2,9 +2,33 @@ import { prUrls, type Run, workSteps } from "../domain/run";
 import { sumUsage } from "../domain/usage";
 import type { ApiDeps } from "./deps";
 
-/** What the API shows of a run: no config snapshot, no issue text. */
-export function runView(run: Run, deps: Pick<ApiDeps, "runUrl" | "now">) {
-	const { config: _config, issue: _issue, version: _version, ...rest } = run;
+/** A round of the run's follow-ups, with its status when it was read. */
+export interface FollowUpView {
+	runId: string;
+	trigger: string;
+	prUrl: string;
+	at: string;
+	status?: Run["status"];
+}
+
+/**
+ * What the API shows of a run: no config snapshot, no issue text, none of what a round answers
+ * (CI output, review comments: untrusted text) but its pull request, branch and number.
+ */
+export function runView(
+	run: Run,
+	deps: Pick<ApiDeps, "runUrl" | "now">,
+	statuses: ReadonlyMap<string, Run["status"]> = new Map(),
+) {
+	const {
+		config: _config,
+		issue: _issue,
+		version: _version,
+		request: _request,
+		round,
+		followUps,
+		...rest
+	} = run;
 	const work = workSteps(run);
 	const end = run.finishedAt ? Date.parse(run.finishedAt) : deps.now().getTime();
 	return {
@@ -15,6 +39,29 @@ export function runView(run: Run, deps: Pick<ApiDeps, "runUrl" | "now">) {
 		durationSeconds: Math.max(0, Math.round((end - Date.parse(run.createdAt)) / 1000)),
 		usage: sumUsage(run.steps.flatMap((s) => s.usage ?? []).map((u) => u.total)),
 		prUrls: prUrls(run),
+		...(round
+			? {
+					round: {
+						number: round.number,
+						prUrl: round.prUrl,
+						branch: round.branch,
+						headSha: round.headSha,
+					},
+				}
+			: {}),
+		followUps: (followUps?.rounds ?? []).map(
+			(r): FollowUpView => ({
+				runId: r.runId,
+				trigger: r.trigger,
+				prUrl: r.prUrl,
+				at: r.at,
+				...(statuses.has(r.runId) ? { status: statuses.get(r.runId) } : {}),
+			}),
+		),
+		...(followUps?.pending
+			? { pendingFollowUp: { trigger: followUps.pending.trigger, dueAt: followUps.pending.dueAt } }
+			: {}),
+		...(followUps?.stopped ? { followUpsStopped: followUps.stopped } : {}),
 		links: {
 			dashboard: deps.runUrl(run.runId),
 			events: `/api/runs/${run.runId}/events`,

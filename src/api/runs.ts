@@ -63,7 +63,12 @@ export function runsRoutes(deps: ApiDeps): Hono {
 	api.get("/runs/:id", runId, async (c) => {
 		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
-		return c.json(runView(run, deps));
+		// A handful of rounds at most (follow_up.max_rounds): their statuses are read here.
+		const rounds = await Promise.all(
+			(run.followUps?.rounds ?? []).map((r) => deps.store.getRun(r.runId)),
+		);
+		const statuses = new Map(rounds.flatMap((r) => (r ? [[r.runId, r.status] as const] : [])));
+		return c.json(runView(run, deps, statuses));
 	});
 
 	api.get("/runs/:id/events", runId, zValidator("query", eventsQuery, validationError), (c) =>

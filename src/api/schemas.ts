@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
+import { FOLLOW_UP_TRIGGERS } from "../domain/follow-up";
 import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
 import { TRIGGERS } from "../domain/run";
 import { AGENT_STATES, RUN_STATUSES, type RunStatus, STEP_STATUSES } from "../domain/states";
@@ -140,6 +141,43 @@ export const runAnswer = z.looseObject({
 	durationSeconds: z.number().meta({ description: "Creation to end (or to now while active)" }),
 	usage: tokenUsageSchema.meta({ description: "What every agent run of the run used, summed" }),
 	prUrls: z.array(z.string()),
+	parentRunId: z
+		.string()
+		.optional()
+		.meta({ description: "A follow-up round: the run that opened the pull request it works on" }),
+	round: z
+		.object({
+			number: z.number().int(),
+			prUrl: z.string(),
+			branch: z.string(),
+			headSha: z.string().optional(),
+		})
+		.optional()
+		.meta({
+			description: "A follow-up round: its number, pull request, branch and starting commit",
+		}),
+	followUps: z
+		.array(
+			z.object({
+				runId: z.string(),
+				trigger: z.enum(FOLLOW_UP_TRIGGERS),
+				prUrl: z.string(),
+				at: z.string(),
+				status: z.enum(RUN_STATUSES).optional(),
+			}),
+		)
+		.meta({
+			description:
+				"The follow-up rounds on the run's pull requests, oldest first (their status in GET /api/runs/:id)",
+		}),
+	pendingFollowUp: z
+		.object({ trigger: z.enum(FOLLOW_UP_TRIGGERS), dueAt: z.string() })
+		.optional()
+		.meta({ description: "A round being gathered (debounce), due at `dueAt`" }),
+	followUpsStopped: z
+		.object({ reason: z.string(), at: z.string() })
+		.optional()
+		.meta({ description: "The no-progress guard stopped CI rounds" }),
 	links: z.object({ dashboard: z.string(), events: z.string(), stream: z.string() }),
 });
 

@@ -12,6 +12,7 @@ const run = (over: Partial<RunAnswer> = {}): RunAnswer => ({
 	trigger: "webhook",
 	status: "running",
 	steps: [],
+	followUps: [],
 	createdAt: "2025-01-01T10:00:00.000Z",
 	updatedAt: "2025-01-01T10:00:05.000Z",
 	repos: [],

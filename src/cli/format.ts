@@ -84,6 +84,20 @@ export function runDetail(run: RunAnswer, events: EventAnswer[], recent = 5): st
 	if (run.url) lines.push(`  issue: ${run.url}`);
 	if (run.error) lines.push(`  error: ${oneLine(run.error, 300)}`);
 	if (run.prUrls.length) lines.push(`  PRs:   ${run.prUrls.join(" ")}`);
+	if (run.parentRunId) lines.push(`  round: ${run.round?.number ?? "?"} of run ${run.parentRunId}`);
+	if (run.followUps.length)
+		lines.push(
+			"  rounds:",
+			...run.followUps.map(
+				(f, i) => `    ${i + 1}. ${f.runId}  ${f.trigger}  ${f.status ?? ""}  ${f.at.slice(0, 19)}`,
+			),
+		);
+	if (run.pendingFollowUp)
+		lines.push(
+			`  next round: ${run.pendingFollowUp.trigger} at ${run.pendingFollowUp.dueAt.slice(11, 19)}`,
+		);
+	if (run.followUpsStopped)
+		lines.push(`  CI rounds stopped: ${oneLine(run.followUpsStopped.reason, 300)}`);
 	if (run.steps.length) {
 		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 6 : s.repo.length)));
 		lines.push("  steps:", ...run.steps.map((s) => `    ${stepLine(s, width)}`));

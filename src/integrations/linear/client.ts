@@ -85,7 +85,7 @@ function notFoundAs(what: string) {
 	};
 }
 
-/** The original CLI's polling query: one request, blockers included (seeds-originals §A5). */
+/** The original CLI's polling query: one request, blockers included (README › Polling mode). */
 const NEXT_ISSUES = `query LisaNextIssues($filter: IssueFilter!, $first: Int!) {
   issues(filter: $filter, first: $first) {
     nodes {

@@ -2,7 +2,7 @@ import { planLines, runRepos } from "../../domain/comments";
 import type { Plan } from "../../domain/plan";
 import { prUrls, type Run, workSteps } from "../../domain/run";
 
-// Linear agent sessions (anchors §4.2): an issue delegated to (or mentioning) Lisa's app starts a
+// Linear agent sessions (README › Linear agent sessions): an issue delegated to (or mentioning) Lisa's app starts a
 // run; Lisa answers in the session with activities. Pure: payload rules and activity contents.
 
 /** An activity in a Linear agent session (https://linear.app/developers/agent-interaction). */

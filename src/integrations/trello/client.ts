@@ -2,7 +2,7 @@ import { sameName } from "../../domain/workflow";
 import { type IssueQuery, type Tracker, TrackerError, type TrackerIssue } from "../tracker";
 import { TRELLO_API_URL, type TrelloAuth, trelloCall, trelloRequest } from "./http";
 
-// Trello through its REST API, with the original CLI's calls (seeds-originals §A5): lists are the
+// Trello through its REST API, with the original CLI's calls (README › Using it with Trello): lists are the
 // workflow states, labels are matched by name, the PR is a card attachment.
 
 const CARD_FIELDS = "name,desc,url,shortLink,idBoard,idList,labels,closed";

@@ -127,9 +127,14 @@ export async function handleFollowUpRequested(
 		await note(deps, parent.runId, "followup.requested", `${what}: ${admission.reason}`, {
 			data: { trigger: event.trigger, round: admission.state.pending?.runId },
 		});
-	// Also after a redelivery whose write was already made: the due message may not have gone out.
+	// Also after a redelivery whose write was already made (the due message may not have gone out),
+	// and for a round long overdue (its due message was lost): any event wakes it.
 	const pending = res.run.followUps?.pending;
-	if (pending && (admission.kind === "add" || (admission.kind === "ignore" && admission.joined)))
+	const overdue = pending && Date.parse(pending.dueAt) < deps.now().getTime() - 60_000;
+	if (
+		pending &&
+		(admission.kind === "add" || (admission.kind === "ignore" && admission.joined) || overdue)
+	)
 		await scheduleDue(deps, res.run, pending);
 	return admission.kind;
 }

@@ -8,6 +8,7 @@ import {
 	type MessageOf,
 	QUEUES,
 	type QueueName,
+	type RunRequested,
 	runRequested,
 } from "../queue/messages";
 import type { ApiDeps } from "./deps";
@@ -154,7 +155,13 @@ export function acceptDelivery(
 	c: Context,
 	deps: ApiDeps,
 	delivery: Delivery,
-	req: { issueId: string; issueKey?: string; agentSessionId?: string },
+	req: {
+		issueId: string;
+		issueKey?: string;
+		agentSessionId?: string;
+		/** What asked for the run besides the issue (a Linear session's mention): untrusted text. */
+		request?: RunRequested["request"];
+	},
 ): Promise<Response> {
 	return claimAndSend(c, deps, delivery, {
 		queue: "intake",
@@ -169,6 +176,7 @@ export function acceptDelivery(
 				requestedAt,
 				runId,
 				...(req.agentSessionId ? { agentSessionId: req.agentSessionId } : {}),
+				...(req.request ? { request: req.request } : {}),
 			}),
 		answer: (runId) => ({ runId }),
 		// The intake creates the run first thing: once it exists, the message arrived.

@@ -9,14 +9,16 @@ import {
 	ignored,
 	ownActorAnswer,
 	tooOld,
+	unusableIds,
 } from "../../api/accept";
 import { verifiedJson } from "../../api/body";
 import type { ApiDeps } from "../../api/deps";
 import { isRunId } from "../../domain/ids";
 import { prUrls } from "../../domain/run";
 import { gitHubIssuesRepo } from "../../domain/workflow";
-import { pullRequestClosed } from "../../queue/messages";
-import { type GitHubWebhook, gitHubVerdict } from "./trigger";
+import { followUpRequested, pullRequestClosed } from "../../queue/messages";
+import { NotConfigured } from "../tracker";
+import { CHECK_EVENTS, type FollowUpVerdict, type GitHubWebhook, gitHubVerdict } from "./trigger";
 
 /**
  * `X-Hub-Signature-256` is `sha256=` + hex HMAC-SHA256 of the body, checked over the raw bytes
@@ -32,17 +34,45 @@ export function gitHubSignatureValid(raw: Uint8Array, secret: string, header: st
 
 /** When the event a payload reports happened, if it says: what a replay's age is judged by. */
 function eventTime(event: string, payload: GitHubWebhook): string | undefined {
-	if (event === "issues") return payload.issue?.updated_at ?? undefined;
-	if (event === "pull_request")
-		return payload.pull_request?.closed_at ?? payload.pull_request?.updated_at ?? undefined;
+	switch (event) {
+		case "issues":
+			return payload.issue?.updated_at ?? undefined;
+		case "pull_request":
+			return payload.pull_request?.closed_at ?? payload.pull_request?.updated_at ?? undefined;
+		case "issue_comment":
+		case "pull_request_review_comment":
+			return payload.comment?.updated_at ?? payload.comment?.created_at ?? undefined;
+		case "pull_request_review":
+			return payload.review?.submitted_at ?? undefined;
+		case "check_suite":
+		case "check_run":
+		case "workflow_run": {
+			const check = payload[event];
+			return check?.completed_at ?? check?.updated_at ?? undefined;
+		}
+	}
 	return undefined;
 }
+
+const HANDLED = [
+	"issues",
+	"issue_comment",
+	"pull_request",
+	"pull_request_review",
+	"pull_request_review_comment",
+	...CHECK_EVENTS,
+];
+
+/** A check suite lists every pull request whose head is the commit: a bounded few are looked up. */
+const MAX_CANDIDATES = 10;
 
 /**
  * `POST /webhooks/github`: `X-Hub-Signature-256` over the raw bytes; fails closed without a
  * secret; dedupes on the SHA-256 of the signed body (`X-GitHub-Delivery` is recorded, never
  * trusted: GitHub does not sign it) and refuses events older than the dedupe record lives. Handles
- * `issues` labeled (GitHub Issues as the source) and `pull_request` closed on a Lisa PR (any source).
+ * `issues` labeled (GitHub Issues as the source), `pull_request` closed on a Lisa PR (any source),
+ * and on Lisa's open PRs failing checks, reviews and mentions: `followup.requested` (README ›
+ * Follow-ups).
  */
 export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response> {
 	const raw = Buffer.from(await c.req.arrayBuffer());
@@ -60,8 +90,7 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	const event = c.req.header("x-github-event") ?? "";
 	if (event === "ping") return ignored(c, "ping");
 	// Answered without the config, so GitHub is never told to retry an event Lisa never wants.
-	if (!["issues", "issue_comment", "pull_request"].includes(event))
-		return ignored(c, `${event || "unknown"} events are not handled`);
+	if (!HANDLED.includes(event)) return ignored(c, `${event || "unknown"} events are not handled`);
 	const old = tooOld(c, eventTime(event, payload), deps.now());
 	if (old) return old;
 	const delivery: Delivery = {
@@ -72,12 +101,20 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 
 	const { config, answer } = configOr503(c, deps);
 	if (!config) return answer;
+	let lisaLogin: string | undefined;
+	if (event === "issue_comment" || event === "pull_request_review_comment") {
+		const self = await ownLogin(c, deps);
+		if (self instanceof Response) return self;
+		lisaLogin = self;
+	}
 	const verdict = gitHubVerdict(event, payload, {
 		issues: config.source === "github",
 		label: config.source_config.label,
 		repo: gitHubIssuesRepo(config),
+		lisaLogin,
 	});
 	if (verdict.kind === "ignore") return ignored(c, verdict.reason);
+	if (verdict.kind === "followup") return followUp(c, deps, delivery, verdict);
 
 	if (verdict.kind === "issue") {
 		const own = await ownActorAnswer(c, deps, "github", verdict.actor);
@@ -107,4 +144,69 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 			mergeCommitSha: verdict.mergeCommitSha,
 		}),
 	);
+}
+
+/** Lisa's GitHub login (undefined when it cannot be known), or the answer when asking failed. */
+async function ownLogin(c: Context, deps: ApiDeps): Promise<string | undefined | Response> {
+	try {
+		return await deps.selfActorId("github");
+	} catch (err) {
+		// No credentials: no login to be mentioned by; `/lisa` still mentions Lisa.
+		if (err instanceof NotConfigured) return undefined;
+		deps.log.error({ err }, "cannot tell Lisa's GitHub login");
+		return c.json({ error: "cannot tell Lisa's login right now; retry later" }, 503);
+	}
+}
+
+/**
+ * A round asked on a pull request: forwarded to the run that opened it, if the PR index names one
+ * and the PR is still open. Who may drive Lisa (`author_association`, `follow_up.allow`) is the
+ * pipeline's call: it notes a refused outsider on the run's timeline, so the association goes on.
+ */
+async function followUp(
+	c: Context,
+	deps: ApiDeps,
+	delivery: Delivery,
+	verdict: FollowUpVerdict,
+): Promise<Response> {
+	const own = await ownActorAnswer(c, deps, "github", verdict.author);
+	if (own) return own;
+	const candidates = verdict.prUrls.slice(0, MAX_CANDIDATES);
+	// Store keys are made of them: a URL that no message could hold is refused before a lookup.
+	const bad = unusableIds(
+		c,
+		Object.fromEntries(candidates.map((url, i) => [`pull request ${i + 1}`, url])),
+	);
+	if (bad) return bad;
+	const reasons: string[] = [];
+	for (const prUrl of candidates) {
+		const runId = await deps.store.runOfPullRequest(prUrl);
+		if (!runId) continue;
+		const run = isRunId(runId) ? await deps.store.getRun(runId) : undefined;
+		if (!run) {
+			reasons.push(`run ${runId} of ${prUrl} does not exist`);
+			continue;
+		}
+		if ((run.closedPullRequests ?? []).some((p) => p.url === prUrl)) {
+			reasons.push(`${prUrl} is closed`);
+			continue;
+		}
+		return forwardDelivery(
+			c,
+			deps,
+			delivery,
+			followUpRequested({
+				runId: run.runId,
+				trigger: verdict.trigger,
+				prUrl,
+				...(verdict.headSha ? { headSha: verdict.headSha } : {}),
+				...(verdict.reviewId !== undefined ? { reviewId: verdict.reviewId } : {}),
+				...(verdict.author ? { author: verdict.author } : {}),
+				...(verdict.association ? { association: verdict.association } : {}),
+				...(verdict.instruction ? { instruction: verdict.instruction } : {}),
+				requestedAt: deps.now().toISOString(),
+			}),
+		);
+	}
+	return ignored(c, reasons.join("; ") || "not a pull request Lisa opened");
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { MAX_FOLLOW_UP_TEXT } from "../../domain/follow-up";
 import { newRun, newStep, planStep, type Run } from "../../domain/run";
-import { agentSessionVerdict, finalActivity, planAction, promptReply, stepAction } from "./session";
+import {
+	type AgentSessionEvent,
+	agentSessionVerdict,
+	finalActivity,
+	planAction,
+	promptReply,
+	stepAction,
+} from "./session";
 
 const session = {
 	id: "as-1",
@@ -38,6 +46,50 @@ describe("Linear agent session rules", () => {
 			activityId: "act-2",
 			body: "Also the docs",
 			author: "Bob",
+		});
+	});
+
+	it("carries what created the session into the run: the mention, else Linear's prompt context", () => {
+		const context = '<issue identifier="ENG-1">\n<title>Fix it</title>\n</issue>';
+		const created = (over: Partial<AgentSessionEvent> = {}): AgentSessionEvent => ({
+			type: "AgentSessionEvent",
+			action: "created",
+			agentSession: {
+				...session,
+				comment: { id: "c-1", body: "@Lisa please fix the redirect", userId: "u-ada" },
+			},
+			promptContext: context,
+			...over,
+		});
+		expect(agentSessionVerdict(created())).toMatchObject({
+			kind: "start",
+			request: { text: "@Lisa please fix the redirect", author: "Ada" },
+		});
+		// Delegated (no comment): Linear's context of the issue is what asked.
+		const delegated = created({ agentSession: session });
+		expect(agentSessionVerdict(delegated)).toMatchObject({
+			request: { text: context, author: "Ada" },
+		});
+		const blank = created({ agentSession: { ...session, comment: { body: "  " } } });
+		expect(agentSessionVerdict(blank)).toMatchObject({ request: { text: context } });
+		// Nothing to carry: no request at all.
+		const bare = agentSessionVerdict(created({ agentSession: session, promptContext: null }));
+		expect(bare).toEqual({
+			kind: "start",
+			sessionId: "as-1",
+			issueId: "issue-1",
+			issueKey: "ENG-1",
+		});
+		// A long mention is cut to what a run keeps, never refused (Linear would retry).
+		const long = "x".repeat(MAX_FOLLOW_UP_TEXT + 10);
+		const cut = agentSessionVerdict(
+			created({ agentSession: { id: "as-1", issueId: "issue-1", comment: { body: long } } }),
+		);
+		expect(cut).toEqual({
+			kind: "start",
+			sessionId: "as-1",
+			issueId: "issue-1",
+			request: { text: long.slice(0, MAX_FOLLOW_UP_TEXT) },
 		});
 	});
 

@@ -1,4 +1,5 @@
 import { planLines, runRepos } from "../../domain/comments";
+import { MAX_FOLLOW_UP_TEXT } from "../../domain/follow-up";
 import type { Plan } from "../../domain/plan";
 import { prUrls, type Run, workSteps } from "../../domain/run";
 
@@ -18,7 +19,11 @@ export interface AgentSessionEvent {
 		issueId?: string | null;
 		issue?: { id?: string; identifier?: string } | null;
 		creator?: { id?: string; name?: string } | null;
+		/** The comment that mentioned Lisa (absent when the issue was delegated). */
+		comment?: { id?: string; body?: string; userId?: string } | null;
 	};
+	/** `created`: the context Linear renders for the agent (the issue, its comments, guidance). */
+	promptContext?: string | null;
 	agentActivity?: {
 		id?: string;
 		signal?: string | null;
@@ -28,8 +33,20 @@ export interface AgentSessionEvent {
 	} | null;
 }
 
+/** What asked for a run: the mention, or Linear's context of a delegation (untrusted text). */
+export interface SessionRequest {
+	text: string;
+	author?: string;
+}
+
 export type SessionVerdict =
-	| { kind: "start"; sessionId: string; issueId: string; issueKey?: string }
+	| {
+			kind: "start";
+			sessionId: string;
+			issueId: string;
+			issueKey?: string;
+			request?: SessionRequest;
+	  }
 	| { kind: "stop"; sessionId: string; issueId: string; by?: string }
 	| {
 			kind: "prompt";
@@ -46,13 +63,16 @@ export function agentSessionVerdict(event: AgentSessionEvent): SessionVerdict {
 	const issueId = session?.issue?.id ?? session?.issueId ?? undefined;
 	if (!session?.id) return { kind: "ignore", reason: "payload has no agent session" };
 	if (!issueId) return { kind: "ignore", reason: "the agent session is not on an issue" };
-	if (event.action === "created")
+	if (event.action === "created") {
+		const request = sessionRequest(event);
 		return {
 			kind: "start",
 			sessionId: session.id,
 			issueId,
 			issueKey: session.issue?.identifier,
+			...(request ? { request } : {}),
 		};
+	}
 	if (event.action !== "prompted")
 		return { kind: "ignore", reason: `agent session ${event.action ?? "event"} is not handled` };
 	const activity = event.agentActivity;
@@ -68,6 +88,19 @@ export function agentSessionVerdict(event: AgentSessionEvent): SessionVerdict {
 		body: activity.content?.body ?? activity.body ?? "",
 		author,
 	};
+}
+
+/**
+ * What created the session goes into the run's prompt: the mention's comment when there is one (what
+ * the person asked), else Linear's prompt context. Cut to what a run keeps, never refused (Linear
+ * would retry the delivery).
+ */
+function sessionRequest(event: AgentSessionEvent): SessionRequest | undefined {
+	const mention = event.agentSession?.comment?.body?.trim();
+	const text = mention || event.promptContext?.trim();
+	if (!text) return undefined;
+	const author = event.agentSession?.creator?.name?.slice(0, 256);
+	return { text: text.slice(0, MAX_FOLLOW_UP_TEXT), ...(author ? { author } : {}) };
 }
 
 const issueName = (run: Run) => run.issue?.key ?? run.issueKey ?? run.issueId;

@@ -96,6 +96,7 @@ async function agentSessionEvent(
 			issueId: verdict.issueId,
 			issueKey: verdict.issueKey,
 			agentSessionId: verdict.sessionId,
+			request: verdict.request,
 		});
 
 	const bad = unusableIds(c, { issueId: verdict.issueId, agentSessionId: verdict.sessionId });

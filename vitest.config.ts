@@ -44,7 +44,7 @@ const e2e = [
 	"src/task/agents/{chain,supervise}.test.ts",
 	"src/task/attempt/superseded.test.ts",
 	"src/task/sandbox/{identity,isolation,permissions}.test.ts",
-	"src/task/steps/{checks,plan}.test.ts",
+	"src/task/steps/{checks,follow-up,plan}.test.ts",
 ];
 
 export const EXCLUDE = ["**/node_modules/**", ".sst/**"];

@@ -46,6 +46,7 @@ export const TIMELINE_EVENTS = [
 	"validation.failed",
 	"gate.refused",
 	"publish.pushed",
+	"round.unchanged",
 	"publish.pr",
 	"publish.related",
 	"publish.related_failed",

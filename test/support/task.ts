@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { ulid } from "ulid";
 import { parseConfigText } from "../../src/config/load";
 import type { Settings } from "../../src/config/settings";
+import type { RoundInput } from "../../src/domain/follow-up";
 import { newRun, newStep, planStep, type Run, type StepReport } from "../../src/domain/run";
 import { launchRepos, taskEnvironment } from "../../src/launcher/launcher";
 import { createLogger } from "../../src/log";
@@ -46,12 +47,14 @@ export interface TaskWorld {
 	env: NodeJS.ProcessEnv;
 	/**
 	 * A running run with one step on repo `api`, as the pipeline leaves it before launching; with
-	 * `plan`, a planning run whose step 0 is the planning step (every repo configured).
+	 * `plan`, a planning run whose step 0 is the planning step (every repo configured); with
+	 * `round`, a follow-up round on a pull request of repo `api`; with `request`, the mention or
+	 * prompt that asked for it.
 	 */
 	newRun(
 		issue: { title: string; description?: string },
 		configYaml?: string,
-		opts?: { plan?: boolean },
+		opts?: { plan?: boolean; round?: RoundInput; request?: Run["request"] },
 	): Promise<string>;
 	/** Runs the agent task for the step's current attempt, in-process. */
 	runTask(runId: string, env?: NodeJS.ProcessEnv): Promise<StepReport | undefined>;
@@ -111,7 +114,7 @@ export async function createTaskWorld(
 		store,
 		settings: w.aws.settings,
 		env,
-		async newRun(issue, configYaml = "", { plan = false } = {}) {
+		async newRun(issue, configYaml = "", { plan = false, round, request } = {}) {
 			n++;
 			const now = new Date().toISOString();
 			const runId = ulid();
@@ -121,7 +124,15 @@ export async function createTaskWorld(
 			);
 			const first = plan ? planStep(0) : newStep(0, "api");
 			const run: Run = {
-				...newRun({ runId, source: "linear", issueId: `issue-${n}`, trigger: "api", now }),
+				...newRun({
+					runId,
+					source: "linear",
+					issueId: `issue-${n}`,
+					trigger: round ? "review" : "api",
+					request,
+					now,
+				}),
+				...(round ? { round } : {}),
 				status: plan ? "planning" : "running",
 				issueKey: `ENG-${n}`,
 				config,

@@ -1,4 +1,5 @@
 import { type LisaConfig, parseModelSpec, type RepoConfig } from "../../config/schema";
+import type { RoundInput } from "../../domain/follow-up";
 import type { Guardrail } from "../../domain/guardrails";
 import {
 	branchName,
@@ -74,6 +75,13 @@ export interface ImplementInputs {
 	step: Step;
 	repo: RepoConfig & { slug: string };
 	branch: string;
+	/**
+	 * What the work starts from and the gates judge against: the repo's base branch, or a round's
+	 * pull request branch (only the round's own commits are judged and pushed).
+	 */
+	base: string;
+	/** A follow-up round on the run's pull request (README › Follow-ups). */
+	round?: RoundInput;
 	deadlineAt: number;
 	/** What the plan's earlier orders produced (multi-repo runs). */
 	previous: PreviousStep[];
@@ -109,16 +117,25 @@ export function implementInputs(a: Attempt): ImplementInputs {
 			false,
 			"config",
 		);
+	const round = a.run.round;
+	if (round && round.repo !== configured.name)
+		throw new StepFailure(
+			`the round is for repo "${round.repo}", not the step's "${configured.name}"`,
+			false,
+			"config",
+		);
+	// A round continues the pull request's branch: it starts from its head and pushes onto it.
+	const branch =
+		round?.branch ??
+		branchName(config.branch_prefix, issue.key ?? a.run.issueKey ?? a.run.issueId, issue.title);
 	return {
 		config,
 		issue,
 		step,
 		repo: { ...configured, url, slug },
-		branch: branchName(
-			config.branch_prefix,
-			issue.key ?? a.run.issueKey ?? a.run.issueId,
-			issue.title,
-		),
+		branch,
+		base: round ? round.branch : configured.base_branch,
+		...(round ? { round } : {}),
 		deadlineAt: deadlineOf(config, step),
 		previous: previousSteps(a.run, a.req.stepIndex),
 	};

@@ -1,3 +1,4 @@
+import type { RoundReport } from "../../domain/follow-up";
 import { Workspace } from "../sandbox/workspace";
 import { publish } from "../steps/publish";
 import { implementAndCheck } from "../steps/rounds";
@@ -6,15 +7,15 @@ import { type Attempt, checkoutFailure, gitFor, implementInputs } from "./contex
 /** Prepare → implement and check (with retries) → publish. Throws StepFailure. */
 export async function execute(
 	a: Attempt,
-): Promise<{ branch: string; prUrl: string; provider: string }> {
+): Promise<{ branch: string; prUrl: string; provider: string; round?: RoundReport }> {
 	const s = implementInputs(a);
 	const git = gitFor(a, s.repo.url);
-	const ws = new Workspace(git, a.req.workspace, s.repo.url, s.repo.base_branch, s.branch);
+	const ws = new Workspace(git, a.req.workspace, s.repo.url, s.base, s.branch);
 	await ws.prepare().catch((err) => {
 		throw checkoutFailure(s.repo.name, err);
 	});
 	a.heartbeat.check();
-	const { sha, work, provider } = await implementAndCheck(a, s, ws);
-	const prUrl = await publish(a, s, ws, work, sha);
-	return { branch: s.branch, prUrl, provider };
+	const done = await implementAndCheck(a, s, ws);
+	const published = await publish(a, s, ws, done);
+	return { branch: s.branch, provider: done.provider, ...published };
 }

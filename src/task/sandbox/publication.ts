@@ -79,18 +79,31 @@ export class PublishRepo {
 			},
 			{ cwd: this.dir, args: ["index-pack", "--stdin"], opts: { task: true } },
 		);
-		// Every object the push would send is here, or the work cannot be judged.
-		await this.git.run(this.dir, ["rev-list", "--objects", "--quiet", sha, "--not", this.baseSha], {
-			task: true,
-		});
+		// Every object the push would send is here, or the work cannot be judged. A rewritten history
+		// (an amended or rebased commit) leaves its parents out: that work is off the base, which
+		// the gates refuse (facts), and nothing of it is ever pushed.
+		await this.git
+			.run(this.dir, ["rev-list", "--objects", "--quiet", sha, "--not", this.baseSha], {
+				task: true,
+			})
+			.catch(async (err) => {
+				if (await this.onBase(sha)) throw err;
+			});
+	}
+
+	/** Whether `sha` descends from the base, as this repository's own objects show it. */
+	private onBase(sha: string): Promise<boolean> {
+		return this.git
+			.run(this.dir, ["merge-base", "--is-ancestor", this.baseSha, sha], { task: true })
+			.then(
+				() => true,
+				() => false,
+			);
 	}
 
 	async facts(sha: string): Promise<PublishFacts> {
 		const run = (args: string[]) => this.git.run(this.dir, args, { task: true });
-		const onBase = await run(["merge-base", "--is-ancestor", this.baseSha, sha]).then(
-			() => true,
-			() => false,
-		);
+		const onBase = await this.onBase(sha);
 		if (!onBase) return { onBase, commitsAhead: 0, touched: [], changesTree: false };
 		const raw = ["--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", "--no-textconv"];
 		const [count, log, net] = await Promise.all([
@@ -149,11 +162,70 @@ export class PublishRepo {
 		await this.git.run(this.dir, ["push", "--force", "--quiet", "--", this.url, `${sha}:${ref}`], {
 			remote: true,
 		});
+		await this.landed(ref, sha);
+	}
+
+	/**
+	 * Adds `sha` on top of a branch others push to too (a follow-up round's pull request, README ›
+	 * Follow-ups): only a fast-forward from the base, the head the work started from, and only
+	 * while the branch is still there. The lease makes git's update a compare-and-swap on the base:
+	 * a branch that moved on (someone pushed) or back (someone dropped commits) is left as it is,
+	 * and BranchMoved says where it went. No `--force`: nothing anyone pushed is ever replaced.
+	 */
+	async advance(sha: string, branch: string): Promise<void> {
+		const ref = `refs/heads/${branch}`;
+		const run = (args: string[]) => this.git.run(this.dir, args, { task: true });
+		// The gates judged this already; a push that is not a fast-forward is never tried.
+		await run(["merge-base", "--is-ancestor", this.baseSha, sha]).catch(() => {
+			throw new Error(`${sha} does not build on ${this.baseSha}: it is not a fast-forward`);
+		});
+		try {
+			await this.git.run(
+				this.dir,
+				[
+					"push",
+					"--quiet",
+					`--force-with-lease=${ref}:${this.baseSha}`,
+					"--",
+					this.url,
+					`${sha}:${ref}`,
+				],
+				{ remote: true },
+			);
+		} catch (err) {
+			const at = await this.remoteAt(ref).catch(() => this.baseSha);
+			if (at !== this.baseSha) throw new BranchMoved(branch, this.baseSha, at);
+			throw err;
+		}
+		await this.landed(ref, sha);
+	}
+
+	private async remoteAt(ref: string): Promise<string> {
 		const remote = await this.git.run(this.dir, ["ls-remote", "--", this.url, ref], {
 			remote: true,
 		});
-		const at = remote.split("\t")[0];
+		return remote.split("\t")[0] ?? "";
+	}
+
+	/** The remote branch is at `sha` now, or the push did not do what it said. */
+	private async landed(ref: string, sha: string): Promise<void> {
+		const at = await this.remoteAt(ref);
 		if (at !== sha)
 			throw new Error(`after the push the remote ${ref} is at ${at || "nothing"}, not ${sha}`);
+	}
+}
+
+/** The branch is no longer at the head the work started from: someone else pushed to it. */
+export class BranchMoved extends Error {
+	constructor(
+		readonly branch: string,
+		readonly from: string,
+		/** Where the branch is now ("" when it was deleted). */
+		readonly at: string,
+	) {
+		super(
+			`the branch ${branch} moved while the round ran (from ${from.slice(0, 12)} to ${at ? at.slice(0, 12) : "nothing: it was deleted"}): someone else pushed to it, and Lisa never overwrites their commits`,
+		);
+		this.name = "BranchMoved";
 	}
 }

@@ -168,6 +168,12 @@ export class Workspace {
 		return sha;
 	}
 
+	/** Whether tracked files of the work have changes not committed (untracked ones may be setup's). */
+	async edited(work: Work): Promise<boolean> {
+		const status = await this.git.run(work.dir, ["status", "--porcelain", "--untracked-files=no"]);
+		return status !== "";
+	}
+
 	/** Changes of the worktree (status and every worktree's HEAD): the supervisor's activity signal. */
 	async fingerprint(dir: string): Promise<string> {
 		const [status, heads] = await Promise.all([

@@ -1,5 +1,5 @@
 import type { RepoConfig } from "../../config/schema";
-import { gateProblems, type WorkFacts } from "../../domain/gates";
+import { type GateName, gateProblems, type WorkFacts } from "../../domain/gates";
 import { gateLesson } from "../../domain/guardrails";
 import { lastLines } from "../../domain/redact";
 import { StepFailure } from "../attempt/failure";
@@ -7,11 +7,13 @@ import type { Timeline } from "../attempt/timeline";
 import type { AgentUser } from "../sandbox/process";
 import type { Work, Workspace } from "../sandbox/workspace";
 import { describeFailure, runCommands } from "./commands";
-import { readManifest } from "./manifest";
+import { checkManifest } from "./manifest";
 import type { Problem } from "./prompt";
 
 export interface CheckProblem extends Problem {
 	kind: "gate" | "validation";
+	/** The gate that failed (gate problems). */
+	gate?: GateName;
 	/** The problem in Lisa's words only, for the repo's guardrails. */
 	lesson: string;
 }
@@ -25,24 +27,29 @@ export function problemsText(problems: readonly CheckProblem[]): string {
 
 /**
  * What the gates judge about `sha`, read in the publish repository (the commits the push would
- * send), with `secrets` searched in every new content, and the manifest.
+ * send, from `base`: the repo's base branch, or a round's pull request branch), with `secrets`
+ * searched in every new content, and the manifest (a round's kind when `round`).
  */
 export async function workFacts(
 	ws: Workspace,
 	work: Work,
 	sha: string,
-	repo: RepoConfig,
+	on: { repo: RepoConfig; base: string; round: boolean },
 	secrets: readonly string[],
 ): Promise<WorkFacts> {
+	const { repo } = on;
 	const facts = await ws.publish.facts(sha);
-	const leaks = await ws.publish.secretsIn(sha, secrets).catch((err: Error) => {
-		throw new StepFailure(
-			`could not check the commits for the secrets Lisa holds: ${err.message}`,
-			false,
-			"gate",
-		);
-	});
-	const manifestError = await readManifest(work.manifestDir).then(
+	// Work off the base is refused and never pushed; its history is not all here to search.
+	const leaks = !facts.onBase
+		? []
+		: await ws.publish.secretsIn(sha, secrets).catch((err: Error) => {
+				throw new StepFailure(
+					`could not check the commits for the secrets Lisa holds: ${err.message}`,
+					false,
+					"gate",
+				);
+			});
+	const manifestError = await checkManifest(work.manifestDir, on.round).then(
 		() => undefined,
 		(err: Error) => err.message,
 	);
@@ -51,7 +58,7 @@ export async function workFacts(
 		leaks,
 		manifestError,
 		allowWorkflowChanges: repo.allow_workflow_changes,
-		baseBranch: repo.base_branch,
+		baseBranch: on.base,
 	};
 }
 
@@ -59,6 +66,7 @@ export async function workFacts(
 export const gates = (facts: WorkFacts): CheckProblem[] =>
 	gateProblems(facts).map((g) => ({
 		kind: "gate",
+		gate: g.gate,
 		summary: g.message,
 		lesson: gateLesson(g.gate),
 	}));

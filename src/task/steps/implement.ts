@@ -1,7 +1,7 @@
 import { type ChainContext, runChain } from "../agents/chain";
 import { StepFailure } from "../attempt/failure";
 import type { Work, Workspace } from "../sandbox/workspace";
-import { readManifest } from "./manifest";
+import { manifestBranch } from "./manifest";
 import { MANIFEST_FILE } from "./prompt";
 
 export interface ImplementContext extends Omit<ChainContext, "scratchDir"> {
@@ -63,8 +63,8 @@ export async function implement(
 /** Where the agent's work is after its first successful run. */
 async function locate(ctx: ImplementContext, native: boolean, cwd: string): Promise<Work> {
 	if (!native) return { dir: cwd, manifestDir: cwd, native: false };
-	const manifest = await readManifest(ctx.ws.clone).catch(() => undefined);
-	const dir = await ctx.ws.findNativeTree(manifest?.branch);
+	const branch = await manifestBranch(ctx.ws.clone).catch(() => undefined);
+	const dir = await ctx.ws.findNativeTree(branch);
 	if (!dir)
 		throw new StepFailure(
 			"claude finished, but Lisa found no worktree of its own to publish (no manifest branch, and not exactly one new worktree)",

@@ -1,4 +1,5 @@
-import { redact } from "../../domain/redact";
+import type { RoundInput, RoundReport } from "../../domain/follow-up";
+import { oneLine, redact } from "../../domain/redact";
 import { isTransientFailure } from "../../domain/transient";
 import { githubClient, isTransientGitHubError } from "../../integrations/github/issues";
 import { conventionalTitle, prBody } from "../../integrations/github/pulls/body";
@@ -6,30 +7,36 @@ import { openPullRequest } from "../../integrations/github/pulls/open";
 import { linkRelated, siblingPrs } from "../../integrations/github/pulls/related";
 import type { Attempt, ImplementInputs } from "../attempt/context";
 import { StepFailure } from "../attempt/failure";
-import type { Work, Workspace } from "../sandbox/workspace";
-import { readManifest } from "./manifest";
+import { BranchMoved } from "../sandbox/publication";
+import type { Workspace } from "../sandbox/workspace";
+import { readManifest, readRoundManifest, roundReport } from "./manifest";
+import type { Checked } from "./rounds";
+
+export interface Published {
+	prUrl: string;
+	/** A follow-up round's summary and replies. */
+	round?: RoundReport;
+}
 
 /**
  * Pushes the pinned commit to the step's branch and opens (or updates) its pull request, once a
- * heartbeat written now confirms the step is still this attempt's. The manifest's title and body
- * are the agent's words: redacted like everything else that leaves the task.
+ * heartbeat written now confirms the step is still this attempt's; a follow-up round only adds its
+ * commits to its pull request's branch. The manifest is the agent's words: redacted like
+ * everything else that leaves the task.
  */
 export async function publish(
 	a: Attempt,
 	s: ImplementInputs,
 	ws: Workspace,
-	work: Work,
-	sha: string,
-): Promise<string> {
+	checked: Checked,
+): Promise<Published> {
+	if (s.round) return publishRound(a, s.round, ws, checked);
+	const { work, sha } = checked;
 	const manifest = await readManifest(work.manifestDir);
 	const secrets = a.deps.secrets;
 	await a.heartbeat.confirm();
 	await ws.publish.push(sha, s.branch).catch((err) => {
-		throw new StepFailure(
-			`push failed: ${(err as Error).message}`,
-			isTransientFailure(String(err)),
-			"publish",
-		);
+		throw pushFailure(err);
 	});
 	await a.timeline.add("publish.pushed", `pushed ${sha.slice(0, 12)} to ${s.branch}`, { sha });
 	const { runId, stepIndex } = a.req;
@@ -66,5 +73,49 @@ export async function publish(
 		const others = await siblingPrs(a.deps.store, runId, stepIndex);
 		await linkRelated(octokit, [...others, { repo: s.repo.name, url: pr.url }], a.timeline);
 	}
-	return pr.url;
+	return { prUrl: pr.url };
+}
+
+const pushFailure = (err: unknown) =>
+	new StepFailure(
+		`push failed: ${(err as Error).message}`,
+		isTransientFailure(String(err)),
+		"publish",
+	);
+
+/**
+ * A follow-up round (README › Follow-ups): its commits go on top of the pull request's branch —
+ * a fast-forward from the head it started from, never a force push — and the pull request's title
+ * and body stay as they are. A round that changed nothing pushes nothing.
+ */
+async function publishRound(
+	a: Attempt,
+	round: RoundInput,
+	ws: Workspace,
+	{ work, sha, noChange }: Checked,
+): Promise<Published> {
+	const report = roundReport(
+		await readRoundManifest(work.manifestDir),
+		round,
+		a.deps.secrets,
+		noChange === true,
+	);
+	if (noChange) {
+		await a.timeline.add(
+			"round.unchanged",
+			`the agent changed nothing: ${oneLine(report.summary ?? "", 300)}`,
+		);
+		return { prUrl: round.prUrl, round: report };
+	}
+	await a.heartbeat.confirm();
+	await ws.publish.advance(sha, round.branch).catch((err) => {
+		if (err instanceof BranchMoved) throw new StepFailure(err.message, false, "publish");
+		throw pushFailure(err);
+	});
+	await a.timeline.add(
+		"publish.pushed",
+		`pushed ${sha.slice(0, 12)} onto ${round.branch} (${round.prUrl})`,
+		{ sha, prUrl: round.prUrl },
+	);
+	return { prUrl: round.prUrl, round: report };
 }

@@ -1,3 +1,5 @@
+import type { RoundInput } from "../../domain/follow-up";
+import type { WorkFacts } from "../../domain/gates";
 import { freshGuardrails } from "../../domain/guardrails";
 import { headTail, lastLines, redact } from "../../domain/redact";
 import type { Step } from "../../domain/run";
@@ -11,17 +13,27 @@ import { describeFailure, runCommands } from "./commands";
 import { type ImplementContext, implement } from "./implement";
 import { buildImplementPrompt, type RetryContext } from "./prompt";
 
+/** The work to publish: the commit the checks passed, or a follow-up round that changed nothing. */
+export interface Checked {
+	sha: string;
+	work: Work;
+	provider: string;
+	/** A follow-up round's agent committed nothing: there is nothing to push (README › Follow-ups). */
+	noChange?: boolean;
+}
+
 /**
  * Agent runs through the fallback chain until the work passes the checks, or retries run out.
  * Each round: the agent; its HEAD copied into the publish repository and the gates judged there;
  * validate; then every process the agent could influence stopped and HEAD read once more — it
- * must still be the commit the gates judged, which is the commit published.
+ * must still be the commit the gates judged, which is the commit published. A follow-up round
+ * whose agent commits nothing, and fails no other gate, ends there: nothing needed changing.
  */
 export async function implementAndCheck(
 	a: Attempt,
 	s: ImplementInputs,
 	ws: Workspace,
-): Promise<{ sha: string; work: Work; provider: string }> {
+): Promise<Checked> {
 	const { deps, timeline } = a;
 	const { repo, deadlineAt } = s;
 	const limits = s.config.limits;
@@ -38,6 +50,13 @@ export async function implementAndCheck(
 	// Where setup ran; cleared when the agent's processes (setup's services among them) are stopped.
 	const setUp = new Set<string>();
 	let retry: RetryContext | undefined;
+	// What a follow-up round answers and the request were written by others: no secret the task
+	// holds reaches the agent through them.
+	const round = s.round && redactRound(s.round, deps.secrets);
+	const request = a.run.request && {
+		...a.run.request,
+		text: redact(a.run.request.text, deps.secrets),
+	};
 	const ctx: ImplementContext = {
 		...chainContext(a, s.config, deadlineAt),
 		ws,
@@ -65,6 +84,8 @@ export async function implementAndCheck(
 				repo: repo.name,
 				branch: s.branch,
 				baseBranch: repo.base_branch,
+				round,
+				request,
 				scope: s.step.scope,
 				previous: s.previous,
 				allowWorkflowChanges: repo.allow_workflow_changes,
@@ -95,8 +116,20 @@ export async function implementAndCheck(
 		});
 		await ctx.setup(work.dir);
 		const judged = await pinned(work);
-		const facts = await workFacts(ws, work, judged, repo, deps.secrets);
+		const facts = await workFacts(
+			ws,
+			work,
+			judged,
+			{ repo, base: s.base, round: s.round !== undefined },
+			deps.secrets,
+		);
 		let problems = gates(facts);
+		if (s.round && (await nothingToChange(facts, problems, ws, work))) {
+			await stopAgent(a);
+			setUp.clear();
+			await validation({ agentRuns: n, status: "passed" });
+			return { sha: judged, work, provider: done.spec, noChange: true };
+		}
 		if (!problems.length) problems = await validate(work, repo, commands, timeline);
 		a.heartbeat.check();
 		if (!problems.length) {
@@ -122,6 +155,21 @@ export async function implementAndCheck(
 	}
 }
 
+/**
+ * A follow-up round's agent found nothing to change: it committed nothing and failed no other gate. Edits
+ * left uncommitted are work it forgot to commit, which the commit gate sends back.
+ */
+async function nothingToChange(
+	facts: WorkFacts,
+	problems: readonly CheckProblem[],
+	ws: Workspace,
+	work: Work,
+): Promise<boolean> {
+	if (!facts.onBase || facts.commitsAhead !== 0) return false;
+	if (!problems.every((p) => p.gate === "commit")) return false;
+	return !(await ws.edited(work));
+}
+
 /** A round's problems on the step (validation state) and the timeline. */
 async function reportProblems(
 	a: Attempt,
@@ -142,4 +190,22 @@ async function reportProblems(
 		`${summary}${r.final ? "" : `; running the agent again (${r.n + 1} of ${r.maxRuns})`}`,
 		output ? { output } : undefined,
 	);
+}
+
+/** A follow-up round's texts (CI output, reviews, instructions) with the task's secrets redacted. */
+function redactRound(round: RoundInput, secrets: readonly string[]): RoundInput {
+	const r = (text: string) => redact(text, secrets);
+	const maybe = (text?: string) => (text === undefined ? undefined : r(text));
+	return {
+		...round,
+		failures: round.failures?.map((f) => ({
+			...f,
+			summary: maybe(f.summary),
+			log: maybe(f.log),
+			annotations: f.annotations.map((x) => ({ ...x, message: r(x.message) })),
+		})),
+		reviews: round.reviews?.map((v) => ({ ...v, body: maybe(v.body) })),
+		comments: round.comments?.map((c) => ({ ...c, body: r(c.body), diffHunk: maybe(c.diffHunk) })),
+		instructions: round.instructions?.map((i) => ({ ...i, body: r(i.body) })),
+	};
 }

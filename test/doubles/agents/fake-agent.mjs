@@ -18,6 +18,12 @@
 //   plan=<json> (written as is; default: every listed repo, one order each, in the listed order)
 //   plan-first=<json> (the first try's plan; a retry after Lisa rejected it writes plan=)
 //   plan-scribble (also writes into every checkout, which Lisa must discard)
+// A follow-up round's prompt ("You are continuing the work on pull request …") is answered on the
+// pull request's branch: the change is appended to the file (so every round changes something),
+// committed as "fix: <title> (follow-up)", and the round's manifest is written instead of a PR's:
+//   {"summary": "fake round", "replies": [{"comment": <id>, "body": "fake reply to <id>"}, …]}, one
+//   reply per "- Review comment <id>:" line of the prompt (even one inside a fenced comment, which
+//   Lisa must drop). no-commit makes a round that changes nothing; the other directives apply.
 // A prompt that points to a file ("…instructions are in the file `<path>`…") is read from it, and
 // claude's `--worktree <name>` creates .claude/worktrees/<name> on branch worktree-<name> as Claude
 // Code does. Every call is appended as JSON to $FAKE_AGENT_LOG (set by the wrapper, not the task),
@@ -324,6 +330,7 @@ if (planFile) {
 	process.exit(0);
 }
 
+const round = prompt.includes("You are continuing the work on pull request");
 const title = (prompt.match(/```+untrusted-issue\n(?:[A-Z]+-\d+: )?([^\n]*)/) ?? [])[1] ?? "change";
 const retry = /\[RETRY - MUST COMPLETE\]|\[FINAL ATTEMPT\]/.test(prompt);
 const branch = git("rev-parse", "--abbrev-ref", "HEAD");
@@ -346,13 +353,25 @@ if (directives.has("empty-commit"))
 else if (!directives.has("no-commit")) {
 	const file = directives.get("touch") || "LISA_CHANGE.md";
 	mkdirSync(path.dirname(file), { recursive: true });
-	writeFileSync(
-		file,
-		`# ${title}\n\nImplemented by the fake ${cli} agent (${opts.model ?? "default model"}).\n`,
-	);
+	if (round)
+		appendFileSync(
+			file,
+			`\nFollow-up round by the fake ${cli} agent (${opts.model ?? "default model"}).\n`,
+		);
+	else
+		writeFileSync(
+			file,
+			`# ${title}\n\nImplemented by the fake ${cli} agent (${opts.model ?? "default model"}).\n`,
+		);
 	if (directives.has("broken-until-retry"))
 		writeFileSync("status.txt", retry ? "ok\n" : "broken\n");
-	commit(retry ? `fix: ${title.toLowerCase()} (retry)` : `feat: ${title.toLowerCase()}`);
+	commit(
+		retry
+			? `fix: ${title.toLowerCase()} (retry)`
+			: round
+				? `fix: ${title.toLowerCase()} (follow-up)`
+				: `feat: ${title.toLowerCase()}`,
+	);
 }
 if (directives.has("run")) execFileSync("bash", [directives.get("run")], { stdio: "inherit" });
 
@@ -360,7 +379,17 @@ const manifestAt = prompt.match(/write the manifest file `([^`]+)`/)?.[1] ?? ".l
 const manifest = path.isAbsolute(manifestAt) ? manifestAt : path.join(process.cwd(), manifestAt);
 if (directives.has("bad-manifest")) writeFileSync(manifest, "{ not json");
 else if (directives.has("manifest")) writeFileSync(manifest, directives.get("manifest"));
-else if (!directives.has("no-manifest"))
+else if (!directives.has("no-manifest") && round) {
+	const ids = [...prompt.matchAll(/^- Review comment (\d+):$/gm)].map((m) => Number(m[1]));
+	writeFileSync(
+		manifest,
+		JSON.stringify({
+			branch,
+			summary: "fake round",
+			replies: ids.map((id) => ({ comment: id, body: `fake reply to ${id}` })),
+		}),
+	);
+} else if (!directives.has("no-manifest"))
 	writeFileSync(
 		manifest,
 		JSON.stringify({

@@ -27,6 +27,7 @@ const adapter = [
 	"src/store/**/*.test.ts",
 	"src/queue/**/*.test.ts",
 	"src/integrations/*/{client,issues,actor}.test.ts",
+	"src/integrations/github/pulls/client.test.ts",
 	"src/runtime/**/*.test.ts",
 	"src/task/agents/builtin/agent.test.ts",
 	"src/task/agents/providers/{claude,codex,gemini,opencode,flags}.test.ts",

@@ -1,13 +1,19 @@
 // Hono routes of the GitHub REST double: auth, fault injection, request log and the endpoints.
 import { type Context, Hono } from "hono";
 import {
+	ACTIONS_APP,
 	branchSha,
+	type CheckRunRec,
+	type CommitChecksRec,
+	commitOf,
 	commitsBetween,
 	DOCS,
 	type DoubleState,
 	type IssueRec,
 	now,
+	type PullRec,
 	type RepoRec,
+	type ReviewState,
 	readDefaultBranch,
 } from "./state";
 
@@ -56,6 +62,13 @@ const R = "/repos/:owner/:repo";
 const N = ":number{[0-9]+}";
 const DOC_CREATE_PR = `${DOCS}/pulls/pulls#create-a-pull-request`;
 const DOC_REMOVE_LABEL = `${DOCS}/issues/labels#remove-a-label-from-an-issue`;
+const DOC_CHECK_RUNS = `${DOCS}/checks/runs#list-check-runs-for-a-git-reference`;
+const DOC_REVIEWERS = `${DOCS}/pulls/review-requests#request-reviewers-for-a-pull-request`;
+const DOC_REVIEWS = `${DOCS}/pulls/reviews#create-a-review-for-a-pull-request`;
+const DOC_REPLY = `${DOCS}/pulls/comments#create-a-reply-for-a-review-comment`;
+/** Where the signed log URLs point: served without a token, like GitHub's blob storage. */
+const BLOBS = "/_blobs/";
+const ID = "{[0-9]+}";
 
 const STATUS_TEXT: Record<number, string> = {
 	400: "Bad Request",
@@ -75,10 +88,10 @@ export function createApp(ctx: RouteContext): Hono<Env> {
 
 	const send = (status: number, body: unknown, headers: Record<string, string> = {}): Response => {
 		used++;
-		return new Response(JSON.stringify(body), {
+		return new Response(body === undefined ? null : JSON.stringify(body), {
 			status,
 			headers: {
-				"content-type": "application/json; charset=utf-8",
+				...(body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
 				"x-github-api-version-selected": "2022-11-28",
 				"x-github-media-type": "github.v3; format=json",
 				"x-github-request-id": `D0B1:${used.toString(16).toUpperCase()}`,
@@ -163,7 +176,7 @@ export function createApp(ctx: RouteContext): Hono<Env> {
 		const auth = /^(?:token|bearer)\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
 		if (failure && !failure.afterHandling) {
 			c.res = failed(failure);
-		} else if (auth?.[1] !== ctx.token) {
+		} else if (auth?.[1] !== ctx.token && !url.pathname.startsWith(BLOBS)) {
 			c.res = fail(401, "Bad credentials");
 		} else if (badJson) {
 			c.res = fail(400, "Problems parsing JSON");
@@ -262,6 +275,9 @@ export function createApp(ctx: RouteContext): Hono<Env> {
 			mergeCommitSha: null,
 			maintainerCanModify: b.maintainer_can_modify !== false,
 			commits,
+			requestedReviewers: [],
+			reviews: [],
+			reviewComments: [],
 		};
 		const json = state.pullJson(repo, issue, true);
 		return send(201, json, { location: json.url });
@@ -349,6 +365,371 @@ export function createApp(ctx: RouteContext): Hono<Env> {
 		issue.updatedAt = now();
 		await state.refreshPull(repo, issue);
 		return send(200, state.pullJson(repo, issue, true));
+	});
+
+	// ---------------------------------------------------------------- reviews and review comments
+
+	const pullOf = (c: C): { repo: RepoRec; issue: IssueRec; pull: PullRec } | undefined => {
+		const repo = repoOf(c);
+		const issue = repo && issueOf(c, repo);
+		return repo && issue?.pull ? { repo, issue, pull: issue.pull } : undefined;
+	};
+	const idParam = (c: C, name: string) => Number(c.req.param(name));
+
+	app.get(`${R}/pulls/${N}/reviews`, (c) => {
+		const found = pullOf(c);
+		if (!found) return notFound();
+		const { repo, issue, pull } = found;
+		// Someone else's pending review is invisible.
+		const visible = pull.reviews.filter((r) => r.state !== "PENDING" || r.user === state.login);
+		const { page, headers } = paginate(c, visible);
+		return send(
+			200,
+			page.map((r) => state.reviewJson(repo, issue, r)),
+			headers,
+		);
+	});
+
+	app.get(`${R}/pulls/${N}/reviews/:review_id${ID}`, (c) => {
+		const found = pullOf(c);
+		const review = found?.pull.reviews.find((r) => r.id === idParam(c, "review_id"));
+		if (!found || !review) return notFound();
+		return send(200, state.reviewJson(found.repo, found.issue, review));
+	});
+
+	app.get(`${R}/pulls/${N}/reviews/:review_id${ID}/comments`, (c) => {
+		const found = pullOf(c);
+		const id = idParam(c, "review_id");
+		if (!found?.pull.reviews.some((r) => r.id === id)) return notFound();
+		const { repo, issue, pull } = found;
+		const { page, headers } = paginate(
+			c,
+			pull.reviewComments.filter((cm) => cm.reviewId === id),
+		);
+		return send(
+			200,
+			page.map((cm) => state.reviewCommentJson(repo, issue, cm)),
+			headers,
+		);
+	});
+
+	app.post(`${R}/pulls/${N}/reviews`, (c) => {
+		const found = pullOf(c);
+		if (!found) return notFound();
+		const { repo, issue } = found;
+		const b = body(c);
+		const events: Record<string, ReviewState> = {
+			APPROVE: "APPROVED",
+			REQUEST_CHANGES: "CHANGES_REQUESTED",
+			COMMENT: "COMMENTED",
+		};
+		const event = typeof b.event === "string" ? b.event : undefined;
+		const reviewState = event === undefined ? "PENDING" : events[event];
+		if (!reviewState)
+			return invalid(
+				[{ resource: "PullRequestReview", code: "invalid", field: "event" }],
+				DOC_REVIEWS,
+			);
+		const comments = Array.isArray(b.comments) ? (b.comments as Obj[]) : [];
+		const text = typeof b.body === "string" ? b.body : "";
+		const own = issue.user.toLowerCase() === state.login.toLowerCase();
+		const unprocessable = (message: string) =>
+			fail(422, "Unprocessable Entity", DOC_REVIEWS, { errors: [message] });
+		if (own && reviewState === "APPROVED")
+			return unprocessable("Can not approve your own pull request");
+		if (own && reviewState === "CHANGES_REQUESTED")
+			return unprocessable("Can not request changes on your own pull request");
+		if (
+			(reviewState === "CHANGES_REQUESTED" || reviewState === "COMMENTED") &&
+			!text &&
+			comments.length === 0
+		)
+			return unprocessable(`Body is required when using ${event}`);
+		const specs = [];
+		for (const cm of comments) {
+			if (typeof cm.path !== "string" || typeof cm.body !== "string" || typeof cm.line !== "number")
+				return invalid(
+					[{ resource: "PullRequestReviewComment", code: "missing_field" }],
+					DOC_REVIEWS,
+				);
+			specs.push({
+				path: cm.path,
+				line: cm.line,
+				body: cm.body,
+				...(cm.side === "LEFT" ? { side: "LEFT" as const } : {}),
+			});
+		}
+		const { review } = state.addReview(repo, issue, {
+			user: state.login,
+			state: reviewState,
+			body: text,
+			comments: specs,
+		});
+		return send(200, state.reviewJson(repo, issue, review));
+	});
+
+	app.get(`${R}/pulls/${N}/comments`, (c) => {
+		const found = pullOf(c);
+		if (!found) return notFound();
+		const { repo, issue, pull } = found;
+		const pending = new Set(
+			pull.reviews.filter((r) => r.state === "PENDING" && r.user !== state.login).map((r) => r.id),
+		);
+		const { page, headers } = paginate(
+			c,
+			pull.reviewComments.filter((cm) => !pending.has(cm.reviewId)),
+		);
+		return send(
+			200,
+			page.map((cm) => state.reviewCommentJson(repo, issue, cm)),
+			headers,
+		);
+	});
+
+	app.get(`${R}/pulls/comments/:comment_id${ID}`, (c) => {
+		const repo = repoOf(c);
+		if (!repo) return notFound();
+		const id = idParam(c, "comment_id");
+		for (const issue of repo.issues.values()) {
+			const comment = issue.pull?.reviewComments.find((cm) => cm.id === id);
+			if (comment) return send(200, state.reviewCommentJson(repo, issue, comment));
+		}
+		return notFound();
+	});
+
+	app.post(`${R}/pulls/${N}/comments/:comment_id${ID}/replies`, (c) => {
+		const found = pullOf(c);
+		const root = found && state.threadRoot(found.pull, idParam(c, "comment_id"));
+		if (!found || !root) return notFound();
+		const b = body(c);
+		if (typeof b.body !== "string" || b.body === "")
+			return invalid(
+				[{ resource: "PullRequestReviewComment", code: "missing_field", field: "body" }],
+				DOC_REPLY,
+			);
+		// A reply is a one-comment COMMENTED review of its own, as on GitHub.
+		const { comments } = state.addReview(found.repo, found.issue, {
+			user: state.login,
+			state: "COMMENTED",
+			comments: [{ body: b.body, in_reply_to: root.id }],
+		});
+		const json = state.reviewCommentJson(
+			found.repo,
+			found.issue,
+			comments[0] as (typeof comments)[number],
+		);
+		return send(201, json, { location: json.url });
+	});
+
+	// ---------------------------------------------------------------- review requests
+
+	const requested = (pull: PullRec) => ({
+		users: pull.requestedReviewers.map((r) => state.user(r)),
+		teams: [],
+	});
+
+	app.get(`${R}/pulls/${N}/requested_reviewers`, (c) => {
+		const found = pullOf(c);
+		if (!found) return notFound();
+		return send(200, requested(found.pull));
+	});
+
+	app.post(`${R}/pulls/${N}/requested_reviewers`, (c) => {
+		const found = pullOf(c);
+		if (!found) return notFound();
+		const { repo, issue, pull } = found;
+		const reviewers = stringList(body(c).reviewers);
+		if (reviewers.some((r) => r.toLowerCase() === issue.user.toLowerCase()))
+			return invalid(
+				[
+					{
+						resource: "ReviewRequest",
+						code: "custom",
+						field: "user_id",
+						message: "Review cannot be requested from pull request author.",
+					},
+				],
+				DOC_REVIEWERS,
+			);
+		if (reviewers.some((r) => state.association(repo, r) === "NONE"))
+			return fail(
+				422,
+				`Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ${repo.fullName} repository.`,
+				DOC_REVIEWERS,
+			);
+		for (const r of reviewers)
+			if (!pull.requestedReviewers.some((x) => x.toLowerCase() === r.toLowerCase()))
+				pull.requestedReviewers.push(r);
+		issue.updatedAt = now();
+		return send(201, state.pullJson(repo, issue, false));
+	});
+
+	app.get(`${R}/collaborators/:username`, (c) => {
+		const repo = repoOf(c);
+		if (!repo) return notFound();
+		return state.association(repo, c.req.param("username") ?? "") === "NONE"
+			? notFound()
+			: send(204, undefined);
+	});
+
+	// ---------------------------------------------------------------- checks
+
+	/** The checks of a ref (SHA, branch or tag); a ref that names no commit is GitHub's 422. */
+	const checksOf = async (c: C): Promise<{ repo: RepoRec; checks: CommitChecksRec } | Response> => {
+		const repo = repoOf(c);
+		if (!repo) return notFound();
+		const ref = c.req.param("ref") ?? "";
+		const sha = await commitOf(repo.gitDir, ref);
+		const checks = repo.checks.get(sha ?? ref);
+		if (!sha && !checks) return fail(422, `No commit found for SHA: ${ref}`, DOC_CHECK_RUNS);
+		return { repo, checks: checks ?? { suites: [], runs: [] } };
+	};
+	const appFilter = (c: C) => {
+		const appId = c.req.query("app_id");
+		return (slug: string) => appId === undefined || String(state.appJson(slug).id) === appId;
+	};
+	const runFilter = (c: C) => {
+		const name = c.req.query("check_name");
+		const status = c.req.query("status");
+		const app = appFilter(c);
+		return (r: CheckRunRec) =>
+			(name === undefined || r.name === name) &&
+			(status === undefined || r.status === status) &&
+			app(r.app);
+	};
+
+	app.get(`${R}/commits/:ref/check-suites`, async (c) => {
+		const found = await checksOf(c);
+		if (found instanceof Response) return found;
+		const { repo, checks } = found;
+		const name = c.req.query("check_name");
+		const app = appFilter(c);
+		const suites = checks.suites.filter(
+			(s) =>
+				app(s.app) && (name === undefined || state.runsOf(repo, s).some((r) => r.name === name)),
+		);
+		const { page, headers } = paginate(c, suites);
+		return send(
+			200,
+			{ total_count: suites.length, check_suites: page.map((s) => state.suiteJson(repo, s)) },
+			headers,
+		);
+	});
+
+	app.get(`${R}/commits/:ref/check-runs`, async (c) => {
+		const found = await checksOf(c);
+		if (found instanceof Response) return found;
+		const { repo, checks } = found;
+		const runs = checks.runs.filter(runFilter(c));
+		const { page, headers } = paginate(c, runs);
+		return send(
+			200,
+			{ total_count: runs.length, check_runs: page.map((r) => state.runJson(repo, r)) },
+			headers,
+		);
+	});
+
+	app.get(`${R}/check-suites/:id${ID}`, (c) => {
+		const repo = repoOf(c);
+		const suite = repo && state.findSuite(repo, (s) => s.id === idParam(c, "id"));
+		if (!repo || !suite) return notFound();
+		return send(200, state.suiteJson(repo, suite));
+	});
+
+	app.get(`${R}/check-suites/:id${ID}/check-runs`, (c) => {
+		const repo = repoOf(c);
+		const suite = repo && state.findSuite(repo, (s) => s.id === idParam(c, "id"));
+		if (!repo || !suite) return notFound();
+		const runs = state.runsOf(repo, suite).filter(runFilter(c));
+		const { page, headers } = paginate(c, runs);
+		return send(
+			200,
+			{ total_count: runs.length, check_runs: page.map((r) => state.runJson(repo, r)) },
+			headers,
+		);
+	});
+
+	app.get(`${R}/check-runs/:id${ID}`, (c) => {
+		const repo = repoOf(c);
+		const run = repo && state.findRun(repo, idParam(c, "id"));
+		if (!repo || !run) return notFound();
+		return send(200, state.runJson(repo, run));
+	});
+
+	app.get(`${R}/check-runs/:id${ID}/annotations`, (c) => {
+		const repo = repoOf(c);
+		const run = repo && state.findRun(repo, idParam(c, "id"));
+		if (!repo || !run) return notFound();
+		const { page, headers } = paginate(c, run.annotations);
+		return send(
+			200,
+			page.map((a) => state.annotationJson(repo, run, a)),
+			headers,
+		);
+	});
+
+	// ---------------------------------------------------------------- Actions
+
+	const workflowRunOf = (c: C) => {
+		const repo = repoOf(c);
+		const id = idParam(c, "run_id");
+		const suite = repo && state.findSuite(repo, (s) => s.workflowRunId === id);
+		return repo && suite ? { repo, suite } : undefined;
+	};
+	/** An Actions job: a check run of the github-actions app, under the same id. */
+	const jobOf = (c: C) => {
+		const repo = repoOf(c);
+		const run = repo && state.findRun(repo, idParam(c, "job_id"));
+		const suite = repo && run && state.findSuite(repo, (s) => s.id === run.suiteId);
+		return repo && run && suite && run.app === ACTIONS_APP ? { repo, run, suite } : undefined;
+	};
+
+	app.get(`${R}/actions/runs/:run_id${ID}`, (c) => {
+		const found = workflowRunOf(c);
+		if (!found) return notFound();
+		return send(200, state.workflowRunJson(found.repo, found.suite));
+	});
+
+	app.get(`${R}/actions/runs/:run_id${ID}/jobs`, (c) => {
+		const found = workflowRunOf(c);
+		if (!found) return notFound();
+		const { repo, suite } = found;
+		const jobs = state.runsOf(repo, suite);
+		const { page, headers } = paginate(c, jobs);
+		return send(
+			200,
+			{ total_count: jobs.length, jobs: page.map((r) => state.jobJson(repo, r, suite)) },
+			headers,
+		);
+	});
+
+	app.get(`${R}/actions/jobs/:job_id${ID}`, (c) => {
+		const found = jobOf(c);
+		if (!found) return notFound();
+		return send(200, state.jobJson(found.repo, found.run, found.suite));
+	});
+
+	// GitHub answers with a redirect to a short-lived blob URL; fetch follows it (docs: "Download
+	// job logs for a workflow run"). A job whose log is gone (expired, never finalised) is a 404.
+	app.get(`${R}/actions/jobs/:job_id${ID}/logs`, (c) => {
+		const found = jobOf(c);
+		if (!found || found.run.log === undefined) return notFound();
+		return send(302, undefined, { location: state.logUrl(found.repo, found.run) });
+	});
+
+	app.get(`${BLOBS}actions-results/:repo_id${ID}/jobs/:job_id${ID}/logs.txt`, (c) => {
+		const path = new URL(c.req.url).pathname;
+		const repo = [...state.repos.values()].find((r) => r.id === idParam(c, "repo_id"));
+		const run = repo && state.findRun(repo, idParam(c, "job_id"));
+		if (c.req.query("sig") !== state.sign(path) || run?.log === undefined)
+			return new Response("AuthenticationFailed: Server failed to authenticate the request.", {
+				status: 403,
+				headers: { "content-type": "text/plain" },
+			});
+		return new Response(run.log, {
+			status: 200,
+			headers: { "content-type": "text/plain; charset=utf-8" },
+		});
 	});
 
 	// ---------------------------------------------------------------- issues

@@ -432,6 +432,567 @@ describe("GitHub double: issues, comments and labels", () => {
 	});
 });
 
+describe("GitHub double: checks and Actions", () => {
+	const FAILING_LOG =
+		"2024-05-01T10:00:00.0000000Z Run npm test\n2024-05-01T10:00:01.0000000Z FAIL src/a.test.ts\n";
+
+	const seed = () =>
+		double.setChecks(REPO, sha["feature/x"] as string, [
+			{
+				name: "test",
+				conclusion: "failure",
+				output: { title: "1 test failed", summary: "src/a.test.ts", text: "expected 1 to be 2" },
+				annotations: [
+					{ path: "src/a.test.ts", start_line: 3, message: "expected 1 to be 2", title: "a fails" },
+					{
+						path: ".github",
+						start_line: 1,
+						annotation_level: "warning",
+						message: "Node 16 is deprecated",
+					},
+				],
+				log: FAILING_LOG,
+			},
+			{ name: "lint" },
+			{ name: "deploy", app: "vercel", status: "in_progress" },
+		]);
+
+	it("lists a commit's check suites and runs, by SHA or branch, in GitHub's shapes", async () => {
+		const seeded = seed();
+		const actionsSuite = seeded.suites.find((s) => s.app.slug === "github-actions");
+		const suites = await octokit.rest.checks.listSuitesForRef({
+			owner: "acme",
+			repo: "app",
+			ref: "feature/x",
+		});
+		expect(suites.data.total_count).toBe(2);
+		expect(suites.data.check_suites).toEqual([
+			expect.objectContaining({
+				id: actionsSuite?.id,
+				head_sha: sha["feature/x"],
+				head_branch: "feature/x",
+				status: "completed",
+				conclusion: "failure",
+				latest_check_runs_count: 2,
+				app: expect.objectContaining({ slug: "github-actions", id: 15368 }),
+			}),
+			expect.objectContaining({
+				status: "in_progress",
+				conclusion: null,
+				app: expect.objectContaining({ slug: "vercel" }),
+			}),
+		]);
+
+		const runs = await octokit.rest.checks.listForRef({
+			owner: "acme",
+			repo: "app",
+			ref: sha["feature/x"] as string,
+		});
+		expect(runs.data.total_count).toBe(3);
+		expect(runs.data.check_runs).toEqual(seeded.runs);
+		expect(suites.data.check_suites).toEqual(seeded.suites);
+		const test = runs.data.check_runs[0];
+		expect(test).toMatchObject({
+			name: "test",
+			head_sha: sha["feature/x"],
+			status: "completed",
+			conclusion: "failure",
+			output: {
+				title: "1 test failed",
+				summary: "src/a.test.ts",
+				text: "expected 1 to be 2",
+				annotations_count: 2,
+			},
+			check_suite: { id: actionsSuite?.id },
+			app: { slug: "github-actions" },
+		});
+		const workflowRun = (
+			await octokit.rest.actions.getJobForWorkflowRun({
+				owner: "acme",
+				repo: "app",
+				job_id: test?.id as number,
+			})
+		).data.run_id;
+		expect(test?.html_url).toBe(
+			`https://github.com/acme/app/actions/runs/${workflowRun}/job/${test?.id}`,
+		);
+		expect(test?.details_url).toBe(test?.html_url);
+		expect(runs.data.check_runs[2]).toMatchObject({
+			name: "deploy",
+			status: "in_progress",
+			conclusion: null,
+			completed_at: null,
+			app: { slug: "vercel" },
+			html_url: expect.stringMatching(/^https:\/\/github\.com\/acme\/app\/runs\/\d+$/),
+		});
+
+		const paged = await octokit.paginate(octokit.rest.checks.listForRef, {
+			owner: "acme",
+			repo: "app",
+			ref: "feature/x",
+			per_page: 2,
+		});
+		expect(paged.map((r) => r.name)).toEqual(["test", "lint", "deploy"]);
+		const named = await octokit.rest.checks.listForRef({
+			owner: "acme",
+			repo: "app",
+			ref: "feature/x",
+			check_name: "lint",
+		});
+		expect(named.data.check_runs.map((r) => r.name)).toEqual(["lint"]);
+
+		// A commit without checks has none; a ref that names no commit is a 422.
+		const none = await octokit.rest.checks.listForRef({ owner: "acme", repo: "app", ref: "main" });
+		expect(none.data).toEqual({ total_count: 0, check_runs: [] });
+		const unknown = await rejection(
+			octokit.rest.checks.listSuitesForRef({ owner: "acme", repo: "app", ref: "f".repeat(40) }),
+		);
+		expect(unknown.status).toBe(422);
+		expect(unknown.response?.data).toMatchObject({
+			message: `No commit found for SHA: ${"f".repeat(40)}`,
+		});
+	});
+
+	it("serves a run's annotations, and 404s for unknown runs and suites", async () => {
+		const { runs } = seed();
+		const test = runs[0];
+		const annotations = await octokit.rest.checks.listAnnotations({
+			owner: "acme",
+			repo: "app",
+			check_run_id: test?.id as number,
+		});
+		expect(annotations.data).toEqual([
+			{
+				path: "src/a.test.ts",
+				blob_href: `https://github.com/acme/app/blob/${sha["feature/x"]}/src/a.test.ts`,
+				start_line: 3,
+				end_line: 3,
+				start_column: null,
+				end_column: null,
+				annotation_level: "failure",
+				title: "a fails",
+				message: "expected 1 to be 2",
+				raw_details: null,
+			},
+			expect.objectContaining({ annotation_level: "warning", title: null }),
+		]);
+		const run = await octokit.rest.checks.get({
+			owner: "acme",
+			repo: "app",
+			check_run_id: test?.id as number,
+		});
+		expect(run.data.name).toBe("test");
+		const suite = await octokit.rest.checks.getSuite({
+			owner: "acme",
+			repo: "app",
+			check_suite_id: test?.check_suite?.id as number,
+		});
+		expect(suite.data.conclusion).toBe("failure");
+
+		for (const call of [
+			octokit.rest.checks.listAnnotations({ owner: "acme", repo: "app", check_run_id: 1 }),
+			octokit.rest.checks.get({ owner: "acme", repo: "app", check_run_id: 1 }),
+			octokit.rest.checks.getSuite({ owner: "acme", repo: "app", check_suite_id: 1 }),
+			octokit.rest.actions.getWorkflowRun({ owner: "acme", repo: "app", run_id: 1 }),
+			octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: "acme", repo: "app", job_id: 1 }),
+		])
+			expect((await rejection(call)).status).toBe(404);
+		expect(double.unhandled).toEqual([]);
+	});
+
+	it("has an Actions workflow run and job per github-actions suite and run", async () => {
+		const { runs, suites } = seed();
+		const test = runs[0] as (typeof runs)[number];
+		const job = await octokit.rest.actions.getJobForWorkflowRun({
+			owner: "acme",
+			repo: "app",
+			job_id: test.id,
+		});
+		expect(job.data).toMatchObject({
+			id: test.id,
+			name: "test",
+			head_sha: sha["feature/x"],
+			status: "completed",
+			conclusion: "failure",
+			html_url: test.html_url,
+			workflow_name: "CI",
+		});
+		const workflowRun = await octokit.rest.actions.getWorkflowRun({
+			owner: "acme",
+			repo: "app",
+			run_id: job.data.run_id,
+		});
+		expect(workflowRun.data).toMatchObject({
+			id: job.data.run_id,
+			name: "CI",
+			check_suite_id: suites[0]?.id,
+			head_sha: sha["feature/x"],
+			status: "completed",
+			conclusion: "failure",
+		});
+		const jobs = await octokit.rest.actions.listJobsForWorkflowRun({
+			owner: "acme",
+			repo: "app",
+			run_id: job.data.run_id,
+		});
+		expect(jobs.data.total_count).toBe(2);
+		expect(jobs.data.jobs.map((j) => [j.name, j.run_id, j.status, j.conclusion])).toEqual([
+			["test", job.data.run_id, "completed", "failure"],
+			["lint", job.data.run_id, "completed", "success"],
+		]);
+		// Another app's run is no Actions job.
+		const deploy = runs[2] as (typeof runs)[number];
+		expect(
+			(
+				await rejection(
+					octokit.rest.actions.getJobForWorkflowRun({
+						owner: "acme",
+						repo: "app",
+						job_id: deploy.id,
+					}),
+				)
+			).status,
+		).toBe(404);
+	});
+
+	it("redirects a job's log to a signed URL that octokit follows, without the token", async () => {
+		const { runs } = seed();
+		const [test, lint] = runs;
+		const log = await octokit.rest.actions.downloadJobLogsForWorkflowRun({
+			owner: "acme",
+			repo: "app",
+			job_id: test?.id as number,
+		});
+		expect(log.status).toBe(200);
+		expect(log.data).toBe(FAILING_LOG);
+		expect(log.url).toMatch(
+			new RegExp(
+				`^${double.url}/_blobs/actions-results/\\d+/jobs/${test?.id}/logs\\.txt\\?sig=[0-9a-f]{64}$`,
+			),
+		);
+		const [redirect, blob] = double.requests.slice(-2);
+		expect(redirect).toMatchObject({
+			path: `/repos/acme/app/actions/jobs/${test?.id}/logs`,
+			status: 302,
+		});
+		expect(blob).toMatchObject({ method: "GET", status: 200 });
+		expect(blob?.path).toMatch(/^\/_blobs\//);
+
+		// The blob needs its signature, not a token; a job without a log (expired) is a 404.
+		const tampered = await fetch(log.url.replace(/sig=./, "sig=x"));
+		expect(tampered.status).toBe(403);
+		const direct = await fetch(log.url);
+		expect(await direct.text()).toBe(FAILING_LOG);
+		expect(direct.headers.get("content-type")).toMatch(/^text\/plain/);
+		const expired = await rejection(
+			octokit.rest.actions.downloadJobLogsForWorkflowRun({
+				owner: "acme",
+				repo: "app",
+				job_id: lint?.id as number,
+			}),
+		);
+		expect(expired.status).toBe(404);
+	});
+
+	it("keeps a check's id as it progresses, and shows an app's queued suite with no run", async () => {
+		const ref = sha["feature/x"] as string;
+		const first = double.setChecks(REPO, ref, [{ name: "test", status: "in_progress" }], {
+			queuedSuites: ["circleci"],
+		});
+		expect(first.suites.map((s) => [s.app.slug, s.status, s.latest_check_runs_count])).toEqual([
+			["github-actions", "in_progress", 1],
+			["circleci", "queued", 0],
+		]);
+		const second = double.setChecks(REPO, ref, [{ name: "test", conclusion: "timed_out" }]);
+		expect(second.runs[0]).toMatchObject({
+			id: first.runs[0]?.id,
+			status: "completed",
+			conclusion: "timed_out",
+		});
+		expect(second.suites.map((s) => [s.id, s.conclusion])).toEqual([
+			[first.suites[0]?.id, "timed_out"],
+		]);
+		const runs = await octokit.rest.checks.listForRef({
+			owner: "acme",
+			repo: "app",
+			ref,
+			status: "completed",
+		});
+		expect(runs.data.check_runs.map((r) => r.id)).toEqual([first.runs[0]?.id]);
+	});
+});
+
+describe("GitHub double: reviews, replies, reviewers and author associations", () => {
+	const NUMBER = 1;
+	beforeEach(async () => {
+		await pr("feature/x");
+	});
+
+	it("adds a review with inline comments whose diff_hunk comes from the pull request's diff", async () => {
+		double.addCollaborator(REPO, "alice");
+		const { review, comments } = double.addReview(REPO, NUMBER, {
+			user: "alice",
+			state: "CHANGES_REQUESTED",
+			body: "Please fix",
+			comments: [{ path: "feature-x.txt", line: 1, body: "typo here" }],
+		});
+		expect(review).toMatchObject({
+			user: { login: "alice" },
+			state: "CHANGES_REQUESTED",
+			body: "Please fix",
+			author_association: "COLLABORATOR",
+			commit_id: sha["feature/x"],
+			html_url: `https://github.com/acme/app/pull/1#pullrequestreview-${review.id}`,
+		});
+		expect(review.submitted_at).toMatch(/Z$/);
+		expect(comments).toEqual([
+			expect.objectContaining({
+				pull_request_review_id: review.id,
+				path: "feature-x.txt",
+				line: 1,
+				original_line: 1,
+				side: "RIGHT",
+				diff_hunk: "@@ -0,0 +1 @@\n+feature/x",
+				body: "typo here",
+				user: expect.objectContaining({ login: "alice" }),
+				author_association: "COLLABORATOR",
+				html_url: `https://github.com/acme/app/pull/1#discussion_r${comments[0]?.id}`,
+			}),
+		]);
+		expect(comments[0]).not.toHaveProperty("in_reply_to_id");
+
+		const listed = await octokit.rest.pulls.listReviews({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+		});
+		expect(listed.data).toEqual([review]);
+		const got = await octokit.rest.pulls.getReview({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+			review_id: review.id,
+		});
+		expect(got.data).toEqual(review);
+		const ofReview = await octokit.rest.pulls.listCommentsForReview({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+			review_id: review.id,
+		});
+		expect(ofReview.data).toEqual(comments);
+		const all = await octokit.rest.pulls.listReviewComments({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+		});
+		expect(all.data).toEqual(comments);
+		const one = await octokit.rest.pulls.getReviewComment({
+			owner: "acme",
+			repo: "app",
+			comment_id: comments[0]?.id as number,
+		});
+		expect(one.data).toEqual(comments[0]);
+
+		for (const call of [
+			octokit.rest.pulls.getReview({
+				owner: "acme",
+				repo: "app",
+				pull_number: NUMBER,
+				review_id: 1,
+			}),
+			octokit.rest.pulls.listCommentsForReview({
+				owner: "acme",
+				repo: "app",
+				pull_number: NUMBER,
+				review_id: 1,
+			}),
+			octokit.rest.pulls.listReviews({ owner: "acme", repo: "app", pull_number: 9 }),
+			octokit.rest.pulls.getReviewComment({ owner: "acme", repo: "app", comment_id: 1 }),
+		])
+			expect((await rejection(call)).status).toBe(404);
+		expect(double.unhandled).toEqual([]);
+	});
+
+	it("replies in a thread: 201, in_reply_to_id the thread's first comment, a review of its own", async () => {
+		const { comments } = double.addReview(REPO, NUMBER, {
+			user: "acme",
+			state: "COMMENTED",
+			comments: [{ path: "feature-x.txt", line: 1, body: "why?" }],
+		});
+		const root = comments[0] as (typeof comments)[number];
+		const reply = await octokit.rest.pulls.createReplyForReviewComment({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+			comment_id: root.id,
+			body: "Because.",
+		});
+		expect(reply.status).toBe(201);
+		expect(reply.data).toMatchObject({
+			in_reply_to_id: root.id,
+			path: root.path,
+			line: root.line,
+			diff_hunk: root.diff_hunk,
+			body: "Because.",
+			user: { login: "lisa-bot" },
+			author_association: "NONE",
+		});
+		expect(reply.data.pull_request_review_id).not.toBe(root.pull_request_review_id);
+		// A reply to the reply still hangs from the thread's first comment.
+		const { comments: nested } = double.addReview(REPO, NUMBER, {
+			user: "acme",
+			state: "COMMENTED",
+			comments: [{ in_reply_to: reply.data.id, body: "ok" }],
+		});
+		expect(nested[0]?.in_reply_to_id).toBe(root.id);
+		expect(double.reviewComments(REPO, NUMBER).map((c) => c.body)).toEqual([
+			"why?",
+			"Because.",
+			"ok",
+		]);
+		expect(double.reviews(REPO, NUMBER).map((r) => [r.user.login, r.state])).toEqual([
+			["acme", "COMMENTED"],
+			["lisa-bot", "COMMENTED"],
+			["acme", "COMMENTED"],
+		]);
+
+		const missing = await rejection(
+			octokit.rest.pulls.createReplyForReviewComment({
+				owner: "acme",
+				repo: "app",
+				pull_number: NUMBER,
+				comment_id: 1,
+				body: "x",
+			}),
+		);
+		expect(missing.status).toBe(404);
+	});
+
+	it("submits a review over the wire, refusing to approve one's own pull request", async () => {
+		const own = await rejection(
+			octokit.rest.pulls.createReview({
+				owner: "acme",
+				repo: "app",
+				pull_number: NUMBER,
+				event: "APPROVE",
+			}),
+		);
+		expect(own.status).toBe(422);
+		expect(own.message).toContain("Can not approve your own pull request");
+		const created = await octokit.rest.pulls.createReview({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+			event: "COMMENT",
+			body: "notes",
+			comments: [{ path: "feature-x.txt", line: 1, body: "note" }],
+		});
+		expect(created.data).toMatchObject({
+			state: "COMMENTED",
+			body: "notes",
+			user: { login: "lisa-bot" },
+		});
+		expect(double.reviewComments(REPO, NUMBER)).toEqual([
+			expect.objectContaining({ pull_request_review_id: created.data.id, body: "note", line: 1 }),
+		]);
+	});
+
+	it("requests reviewers among collaborators; a review answers the request", async () => {
+		double.addCollaborator(REPO, "alice");
+		const res = await octokit.rest.pulls.requestReviewers({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+			reviewers: ["alice", "acme"],
+		});
+		expect(res.status).toBe(201);
+		expect(res.data.requested_reviewers?.map((u) => u.login)).toEqual(["alice", "acme"]);
+		const listed = await octokit.rest.pulls.listRequestedReviewers({
+			owner: "acme",
+			repo: "app",
+			pull_number: NUMBER,
+		});
+		expect(listed.data).toEqual({ users: res.data.requested_reviewers, teams: [] });
+
+		const stranger = await rejection(
+			octokit.rest.pulls.requestReviewers({
+				owner: "acme",
+				repo: "app",
+				pull_number: NUMBER,
+				reviewers: ["mallory"],
+			}),
+		);
+		expect(stranger.status).toBe(422);
+		expect(stranger.message).toContain("Reviews may only be requested from collaborators");
+		const author = await rejection(
+			octokit.rest.pulls.requestReviewers({
+				owner: "acme",
+				repo: "app",
+				pull_number: NUMBER,
+				reviewers: ["lisa-bot"],
+			}),
+		);
+		expect(author.status).toBe(422);
+
+		double.addReview(REPO, NUMBER, { user: "alice", state: "APPROVED" });
+		const pull = await octokit.rest.pulls.get({ owner: "acme", repo: "app", pull_number: NUMBER });
+		expect(pull.data.requested_reviewers?.map((u) => u.login)).toEqual(["acme"]);
+	});
+
+	it("sets author_association from the repository's owner, members and collaborators", async () => {
+		double.addCollaborator(REPO, "Carol", "MEMBER");
+		double.addCollaborator(REPO, "dave");
+		const by = (user: string) =>
+			double.addComment(REPO, NUMBER, { user, body: `@lisa-bot from ${user}` });
+		expect(
+			[by("acme"), by("carol"), by("dave"), by("mallory")].map((c) => c.author_association),
+		).toEqual(["OWNER", "MEMBER", "COLLABORATOR", "NONE"]);
+		// Issue comments work on a pull request's number, over the wire too.
+		const posted = await octokit.rest.issues.createComment({
+			owner: "acme",
+			repo: "app",
+			issue_number: NUMBER,
+			body: "Round done",
+		});
+		expect(posted.data).toMatchObject({
+			html_url: `https://github.com/acme/app/pull/1#issuecomment-${posted.data.id}`,
+			author_association: "NONE",
+		});
+		const listed = await octokit.rest.issues.listComments({
+			owner: "acme",
+			repo: "app",
+			issue_number: NUMBER,
+		});
+		expect(listed.data.map((c) => [c.user?.login, c.author_association])).toEqual([
+			["acme", "OWNER"],
+			["carol", "MEMBER"],
+			["dave", "COLLABORATOR"],
+			["mallory", "NONE"],
+			["lisa-bot", "NONE"],
+		]);
+		const review = double.addReview(REPO, NUMBER, {
+			user: "mallory",
+			state: "COMMENTED",
+			body: "hi",
+		});
+		expect(review.review.author_association).toBe("NONE");
+		const collaborator = await octokit.rest.repos.checkCollaborator({
+			owner: "acme",
+			repo: "app",
+			username: "dave",
+		});
+		expect(collaborator.status).toBe(204);
+		expect(
+			(
+				await rejection(
+					octokit.rest.repos.checkCollaborator({ owner: "acme", repo: "app", username: "mallory" }),
+				)
+			).status,
+		).toBe(404);
+	});
+});
+
 describe("GitHub double: faults, retries and throttling with octokit defaults", () => {
 	it("a 502 from failNext is retried transparently by the retry plugin", async () => {
 		const client = new Octokit({ auth: double.token, baseUrl: double.url });

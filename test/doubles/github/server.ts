@@ -1,21 +1,66 @@
 // A wire-faithful local double of the GitHub REST API for offline tests. Point the real octokit at
-// it with `new Octokit({ auth: double.token, baseUrl: double.url })`. Branch facts come from real
-// bare git repos on disk; everything else (PRs, issues, comments, labels) lives in memory.
+// it with `new Octokit({ auth: double.token, baseUrl: double.url })`. Branch facts (and review
+// comments' diff hunks) come from real bare git repos on disk; everything else (PRs, issues,
+// comments, labels, reviews, collaborators, check suites and runs, Actions jobs and their logs)
+// lives in memory, set by the helpers below where GitHub's API has no way to write it.
 import { createHmac } from "node:crypto";
 import { serveLocal } from "../serve";
 import { createApp, type FailSpec, type RecordedRequest, type UnhandledRequest } from "./routes";
-import { DoubleState, type GitHubComment, type GitHubIssue, type GitHubPull } from "./state";
+import {
+	type CheckSpec,
+	DoubleState,
+	type GitHubCheckRun,
+	type GitHubCheckSuite,
+	type GitHubComment,
+	type GitHubIssue,
+	type GitHubPull,
+	type GitHubReview,
+	type GitHubReviewComment,
+	now,
+	type ReviewState,
+} from "./state";
 
 export type { FailSpec, RecordedRequest, UnhandledRequest } from "./routes";
 export type {
+	AnnotationSpec,
+	Association,
+	CheckSpec,
+	CheckStatus,
+	GitHubAnnotation,
+	GitHubApp,
 	GitHubBranchRef,
+	GitHubCheckRun,
+	GitHubCheckSuite,
 	GitHubComment,
 	GitHubIssue,
+	GitHubJob,
 	GitHubLabel,
 	GitHubPull,
 	GitHubRepo,
+	GitHubReview,
+	GitHubReviewComment,
 	GitHubUser,
+	GitHubWorkflowRun,
+	ReviewState,
 } from "./state";
+
+/** A review as a test submits it (GitHubDouble.addReview). */
+export interface ReviewInput {
+	user: string;
+	state: ReviewState;
+	body?: string;
+	/**
+	 * Inline comments: `path` and `line` (of the pull request's head, or the base with side LEFT)
+	 * start a thread; `in_reply_to` (a review comment's id) answers one instead.
+	 */
+	comments?: {
+		path?: string;
+		line?: number;
+		side?: "LEFT" | "RIGHT";
+		body: string;
+		in_reply_to?: number;
+	}[];
+}
 
 export const DEFAULT_GITHUB_TOKEN = "ghp_testtoken0123456789abcdefABCDEF0123";
 
@@ -52,6 +97,42 @@ export interface GitHubDouble {
 	): GitHubIssue;
 	/** Marks a PR merged and closed; resolves to the PR (detail shape) for webhook payloads. */
 	mergePull(ownerRepo: string, number: number, opts?: { mergedBy?: string }): Promise<GitHubPull>;
+	/**
+	 * Someone with write access: `author_association` COLLABORATOR (or MEMBER) on their issue
+	 * comments, reviews and review comments, and a reviewer one may request. The repository's owner
+	 * is OWNER; anyone else NONE.
+	 */
+	addCollaborator(ownerRepo: string, login: string, association?: "COLLABORATOR" | "MEMBER"): void;
+	/** A comment by `user` on an issue or pull request's conversation. */
+	addComment(
+		ownerRepo: string,
+		number: number,
+		comment: { user: string; body: string },
+	): GitHubComment;
+	/**
+	 * A review submitted on a pull request, with its inline comments (their `diff_hunk` comes from
+	 * the pull request's diff in git). The reviewer leaves `requested_reviewers`.
+	 */
+	addReview(
+		ownerRepo: string,
+		number: number,
+		review: ReviewInput,
+	): { review: GitHubReview; comments: GitHubReviewComment[] };
+	reviews(ownerRepo: string, number: number): GitHubReview[];
+	/** Every review comment of the pull request, replies included, in the order they were made. */
+	reviewComments(ownerRepo: string, number: number): GitHubReviewComment[];
+	/**
+	 * Sets the checks of commit `sha` (replacing what it had): one check suite per app, and per
+	 * workflow for `github-actions`, whose runs are also Actions jobs (same id) of a workflow run.
+	 * A check keeps its id across calls with the same app, workflow and name, so a test can move a
+	 * check from in_progress to completed. `queuedSuites` adds apps' suites with no run yet.
+	 */
+	setChecks(
+		ownerRepo: string,
+		sha: string,
+		checks: CheckSpec[],
+		opts?: { queuedSuites?: string[] },
+	): { suites: GitHubCheckSuite[]; runs: GitHubCheckRun[] };
 	/**
 	 * Makes the next `n` requests (of any kind, before auth) fail with the given status, body and
 	 * headers. With `afterHandling` the request takes effect first and only the answer is replaced.
@@ -114,6 +195,45 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 			await state.refreshPull(repo, issue);
 			state.merge(issue, mergeOpts.mergedBy ?? repo.owner);
 			return state.pullJson(repo, issue, true);
+		},
+		addCollaborator: (ownerRepo, login, association = "COLLABORATOR") => {
+			state.mustRepo(ownerRepo).access.set(login.toLowerCase(), association);
+		},
+		addComment: (ownerRepo, number, { user, body }) => {
+			const repo = state.mustRepo(ownerRepo);
+			const issue = state.mustIssue(ownerRepo, number);
+			const at = now();
+			const comment = { id: state.id(), body, user, createdAt: at, updatedAt: at };
+			issue.comments.push(comment);
+			issue.updatedAt = at;
+			return state.commentJson(repo, issue, comment);
+		},
+		addReview: (ownerRepo, number, input) => {
+			const repo = state.mustRepo(ownerRepo);
+			const issue = state.mustIssue(ownerRepo, number);
+			const { review, comments } = state.addReview(repo, issue, input);
+			return {
+				review: state.reviewJson(repo, issue, review),
+				comments: comments.map((c) => state.reviewCommentJson(repo, issue, c)),
+			};
+		},
+		reviews: (ownerRepo, number) => {
+			const repo = state.mustRepo(ownerRepo);
+			const issue = state.mustIssue(ownerRepo, number);
+			return (issue.pull?.reviews ?? []).map((r) => state.reviewJson(repo, issue, r));
+		},
+		reviewComments: (ownerRepo, number) => {
+			const repo = state.mustRepo(ownerRepo);
+			const issue = state.mustIssue(ownerRepo, number);
+			return (issue.pull?.reviewComments ?? []).map((c) => state.reviewCommentJson(repo, issue, c));
+		},
+		setChecks: (ownerRepo, sha, checks, checkOpts = {}) => {
+			const repo = state.mustRepo(ownerRepo);
+			const rec = state.setChecks(repo, sha, checks, checkOpts.queuedSuites);
+			return {
+				suites: rec.suites.map((s) => state.suiteJson(repo, s)),
+				runs: rec.runs.map((r) => state.runJson(repo, r)),
+			};
 		},
 		failNext: (n, spec) => {
 			for (let i = 0; i < n; i++) failures.push(spec);

@@ -38,6 +38,7 @@ async function openPr(title: string): Promise<OpenPr> {
 const at = (branch: string) => git(w.repo.path, "rev-parse", `refs/heads/${branch}`);
 const pullOf = (pr: OpenPr) => w.github.pulls("acme/api").find((p) => p.head.ref === pr.branch);
 const roundOn = (pr: OpenPr, more: Partial<RoundInput> = {}): RoundInput => ({
+	number: 1,
 	prUrl: pr.prUrl,
 	repo: "api",
 	branch: pr.branch,

@@ -38,8 +38,8 @@ import { mutate, note } from "./mutate";
 
 /** How long a CI round waits for the commit's other checks to complete before it goes ahead. */
 const MAX_CHECKS_WAIT_MS = 15 * 60_000;
-/** How often a CI round looks again while checks of its commit still run. */
-const CHECKS_POLL_SECONDS = 30;
+/** How often a CI round looks again while checks of its commit still run (at least the debounce). */
+const CHECKS_POLL_SECONDS = 5;
 /** SQS delays a message at most 15 minutes. */
 const MAX_DELAY_SECONDS = 900;
 

@@ -172,7 +172,10 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 			const repo = state.mustRepo(ownerRepo);
 			return [...repo.issues.values()]
 				.filter((i) => i.pull)
-				.map((i) => state.pullJson(repo, i, true));
+				.map((i) => {
+					state.syncTips(repo, i);
+					return state.pullJson(repo, i, true);
+				});
 		},
 		issues: (ownerRepo) => {
 			const repo = state.mustRepo(ownerRepo);

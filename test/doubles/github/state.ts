@@ -926,6 +926,14 @@ export class DoubleState {
 
 	// ------------------------------------------------------------ reviews
 
+	/** What a test reads is what GitHub would show now: an open pull's tips as git has them. */
+	syncTips(repo: RepoRec, issue: IssueRec): void {
+		if (!issue.pull || issue.state !== "open") return;
+		const { head, base } = this.tips(repo, issue.pull);
+		issue.pull.headSha = head;
+		issue.pull.baseSha = base;
+	}
+
 	/** The pull's current head and base SHAs from git (the stored ones may predate a push). */
 	private tips(repo: RepoRec, pull: PullRec): { head: string; base: string } {
 		const sha = (branch: string) =>

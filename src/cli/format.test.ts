@@ -86,6 +86,55 @@ describe("formatting", () => {
 		]);
 	});
 
+	it("a run's detail lists its follow-up rounds; a round names its parent", () => {
+		const parent = runDetail(
+			run({
+				status: "succeeded",
+				finishedAt: "2025-01-01T10:05:00.000Z",
+				prUrls: ["https://github.com/acme/api/pull/3"],
+				followUps: [
+					{
+						runId: "01ROUND1",
+						trigger: "ci_failure",
+						prUrl: "https://github.com/acme/api/pull/3",
+						at: "2025-01-01T11:00:00.000Z",
+						status: "succeeded",
+					},
+					{
+						runId: "01ROUND2",
+						trigger: "review",
+						prUrl: "https://github.com/acme/api/pull/3",
+						at: "2025-01-01T12:00:00.000Z",
+						status: "running",
+					},
+				],
+				followUpsStopped: {
+					reason: "test still fails the same way",
+					at: "2025-01-01T13:00:00.000Z",
+				},
+			}),
+			[],
+		);
+		expect(parent).toEqual(
+			expect.arrayContaining([
+				"  rounds:",
+				"    1. 01ROUND1  ci_failure  succeeded  2025-01-01T11:00:00",
+				"    2. 01ROUND2  review  running  2025-01-01T12:00:00",
+				"  CI rounds stopped: test still fails the same way",
+			]),
+		);
+		const round = runDetail(
+			run({
+				trigger: "review",
+				parentRunId: "01PARENT",
+				round: { number: 2, prUrl: "https://github.com/acme/api/pull/3", branch: "feat/x" },
+			}),
+			[],
+		);
+		expect(round[0]).toContain("(review, since 10:00:00)");
+		expect(round).toContain("  round: 2 of run 01PARENT");
+	});
+
 	it("the overview", () => {
 		const counts = { queued: 1, planning: 0, running: 0, succeeded: 3, failed: 1, cancelled: 0 };
 		expect(overview({ counts, total: 5, successRate: 0.75 }, [], new Date())).toEqual([

@@ -69,3 +69,13 @@ export function runView(
 		},
 	};
 }
+
+/** One run as GET /api/runs/:id and its stream show it: with its rounds' statuses, read now. */
+export async function runDetailView(run: Run, deps: Pick<ApiDeps, "runUrl" | "now" | "store">) {
+	// A handful at most (follow_up.max_rounds).
+	const rounds = await Promise.all(
+		(run.followUps?.rounds ?? []).map((r) => deps.store.getRun(r.runId)),
+	);
+	const statuses = new Map(rounds.flatMap((r) => (r ? [[r.runId, r.status] as const] : [])));
+	return runView(run, deps, statuses);
+}

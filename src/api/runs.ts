@@ -6,7 +6,7 @@ import { requestRun } from "../pipeline/request";
 import { cancelRequested, requestAgain } from "../queue/messages";
 import { InvalidCursor } from "../store";
 import type { ApiDeps } from "./deps";
-import { runView } from "./run-view";
+import { runDetailView, runView } from "./run-view";
 import { eventsQuery, listQuery, runPath, startBody, statsQuery, streamQuery } from "./schemas";
 import { runStats, STATS_FIELDS } from "./stats";
 import { runStream } from "./stream";
@@ -63,12 +63,7 @@ export function runsRoutes(deps: ApiDeps): Hono {
 	api.get("/runs/:id", runId, async (c) => {
 		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
-		// A handful of rounds at most (follow_up.max_rounds): their statuses are read here.
-		const rounds = await Promise.all(
-			(run.followUps?.rounds ?? []).map((r) => deps.store.getRun(r.runId)),
-		);
-		const statuses = new Map(rounds.flatMap((r) => (r ? [[r.runId, r.status] as const] : [])));
-		return c.json(runView(run, deps, statuses));
+		return c.json(await runDetailView(run, deps));
 	});
 
 	api.get("/runs/:id/events", runId, zValidator("query", eventsQuery, validationError), (c) =>

@@ -3,7 +3,7 @@ import { streamSSE } from "hono/streaming";
 import type { Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import type { ApiDeps } from "./deps";
-import { runView } from "./run-view";
+import { runDetailView } from "./run-view";
 
 /** How often an open stream looks for changes: two small reads per connection. */
 const STREAM_POLL_MS = 1000;
@@ -51,7 +51,7 @@ export function runStream(
 			let lastWrite = opened;
 			let run: Run | undefined = first;
 			while (run && !stream.aborted) {
-				const view = runView(run, deps);
+				const view = await runDetailView(run, deps);
 				// The duration grows by itself; only a change of the run is news.
 				const seen = JSON.stringify({ ...view, durationSeconds: undefined });
 				if (seen !== lastView) {

@@ -129,6 +129,37 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		await page.close();
 	});
 
+	it("shows a run's follow-up rounds, and a round's parent", async () => {
+		// Written as the follow-up handler records them (the rounds themselves: follow-ups.test.ts).
+		const store = w.stack?.deps.store;
+		const parent = await store?.getRun(ok);
+		const round = await store?.getRun(failed);
+		if (!store || !parent || !round) throw new Error("no runs");
+		const prUrl = "https://github.com/acme/api/pull/1";
+		const now = new Date().toISOString();
+		await store.updateRun(
+			parent,
+			{
+				set: { followUps: { rounds: [{ runId: failed, trigger: "ci_failure", prUrl, at: now }] } },
+			},
+			now,
+		);
+		await store.updateRun(
+			round,
+			{ set: { parentRunId: ok, round: { number: 1, prUrl, repo: "api", branch: "feat/x" } } },
+			now,
+		);
+		const page = await signedIn(`/runs/${ok}`);
+		const item = page.locator("#follow-ups li");
+		await expect.poll(() => item.count()).toBe(1);
+		expect(await item.textContent()).toContain("ci failure · failed");
+		expect(await item.locator(`a[href="/runs/${failed}"]`).count()).toBe(1);
+		await page.goto(`${w.url()}/runs/${failed}`);
+		await expect.poll(() => page.locator("#round").textContent()).toContain("Follow-up round 1 of");
+		expect(await page.locator(`#round a[href="/runs/${ok}"]`).count()).toBe(1);
+		await page.close();
+	});
+
 	it("asks again when the stored token is wrong", async () => {
 		const page = await browser.newPage();
 		await page.goto(`${w.url()}/`);

@@ -164,6 +164,22 @@ describe("CI failures on Lisa's pull requests", () => {
 		);
 	});
 
+	it("a round with nothing to change says so on the PR and pushes nothing", async () => {
+		const { run, pull } = await resolved("Nothing to fix");
+		// What the failing check printed reaches the (fake) agent, which then commits nothing.
+		w.github.setChecks(REPO, pull.head.sha, [
+			{ ...failing("e2e", "flaky network"), log: "Error: flaky network\nlisa-fake: no-commit" },
+		]);
+		expect((await send("check_suite", checkSuiteEvent(w.github, REPO, pull))).status).toBe(202);
+		const parent = await parentWhen(run.id, roundsDone(1));
+		const round = await w.waitForRun(followUps(parent)[0]?.runId as string);
+		expect(round.status).toBe("succeeded");
+		expect(pullNow(pull.number).head.sha).toBe(pull.head.sha);
+		const said = prComments(pull.number).filter((b) => b.includes(round.id));
+		expect(said).toHaveLength(1);
+		expect(said[0]).toMatch(/round 1 \(CI failure\):\*\* found nothing to change/);
+	});
+
 	it("two failing checks of one commit make one round, once the commit's checks are complete", async () => {
 		const { run, pull } = await resolved("Lint and test");
 		const sha = pull.head.sha;

@@ -36,7 +36,8 @@ const githubConfig =
 source_config: {team: ${REPO}, label: lisa, pick_from: open, in_progress: in progress, done: in review}
 provider: claude
 limits: {max_attempts: 1}
-follow_up: {debounce_seconds: 1}
+# Long enough that two reviews sent one after the other fall in one round on a loaded machine.
+follow_up: {debounce_seconds: 3}
 repos:
   - name: api
     url: ${repo.url}

@@ -369,7 +369,7 @@ export function dashboardMain() {
 						link(`/runs/${r.parentRunId}`, r.parentRunId),
 					)
 				: "",
-			r.followUps.length || r.pendingFollowUp || r.followUpsStopped
+			r.followUps.length || r.pendingFollowUps.length || r.followUpsStopped
 				? el("h3", null, "Follow-up rounds")
 				: "",
 			r.followUps.length
@@ -386,13 +386,14 @@ export function dashboardMain() {
 						),
 					)
 				: "",
-			r.pendingFollowUp
-				? el(
-						"p",
-						null,
-						`A ${r.pendingFollowUp.trigger.replace("_", " ")} round starts ${when(r.pendingFollowUp.dueAt)}`,
-					)
-				: "",
+			...r.pendingFollowUps.map((p) =>
+				el(
+					"p",
+					null,
+					`A ${p.trigger.replace("_", " ")} round starts ${when(p.dueAt)} on `,
+					link(p.prUrl, p.prUrl),
+				),
+			),
 			r.followUpsStopped
 				? el("p", { class: "error" }, `CI rounds stopped: ${r.followUpsStopped.reason}`)
 				: "",

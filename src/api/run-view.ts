@@ -1,15 +1,10 @@
 import { prUrls, type Run, workSteps } from "../domain/run";
 import { sumUsage } from "../domain/usage";
 import type { ApiDeps } from "./deps";
+import type { RunAnswer } from "./schemas";
 
-/** A round of the run's follow-ups, with its status when it was read. */
-export interface FollowUpView {
-	runId: string;
-	trigger: string;
-	prUrl: string;
-	at: string;
-	status?: Run["status"];
-}
+/** A round of the run's follow-ups, as the API answers it (its status when it was read). */
+type FollowUpView = RunAnswer["followUps"][number];
 
 /**
  * What the API shows of a run: no config snapshot, no issue text, none of what a round answers
@@ -58,9 +53,11 @@ export function runView(
 				...(statuses.has(r.runId) ? { status: statuses.get(r.runId) } : {}),
 			}),
 		),
-		...(followUps?.pending
-			? { pendingFollowUp: { trigger: followUps.pending.trigger, dueAt: followUps.pending.dueAt } }
-			: {}),
+		pendingFollowUps: (followUps?.pending ?? []).map((p) => ({
+			prUrl: p.prUrl,
+			trigger: p.trigger,
+			dueAt: p.dueAt,
+		})),
 		...(followUps?.stopped ? { followUpsStopped: followUps.stopped } : {}),
 		links: {
 			dashboard: deps.runUrl(run.runId),

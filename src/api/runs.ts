@@ -133,6 +133,14 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
 		if (!isTerminalRun(run.status)) return c.json({ error: `run is still ${run.status}` }, 409);
+		// A new run would start the issue over on the pull request's branch, over the rounds' commits.
+		if (run.parentRunId)
+			return c.json(
+				{
+					error: `run is a follow-up round of ${run.parentRunId}: ask again on its pull request (mention Lisa) instead`,
+				},
+				409,
+			);
 		const id = deps.newRunId();
 		await deps.queue.send(
 			"intake",

@@ -170,10 +170,11 @@ export const runAnswer = z.looseObject({
 			description:
 				"The follow-up rounds on the run's pull requests, oldest first (their status in GET /api/runs/:id)",
 		}),
-	pendingFollowUp: z
-		.object({ trigger: z.enum(FOLLOW_UP_TRIGGERS), dueAt: z.string() })
-		.optional()
-		.meta({ description: "A round being gathered (debounce), due at `dueAt`" }),
+	pendingFollowUps: z
+		.array(z.object({ prUrl: z.string(), trigger: z.enum(FOLLOW_UP_TRIGGERS), dueAt: z.string() }))
+		.meta({
+			description: "Rounds being gathered (debounce), one per pull request, due at `dueAt`",
+		}),
 	followUpsStopped: z
 		.object({ reason: z.string(), at: z.string() })
 		.optional()

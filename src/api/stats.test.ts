@@ -32,6 +32,22 @@ describe("runStats", () => {
 		expect(s.timeToPr).toEqual({ medianSeconds: null, p90Seconds: null });
 	});
 
+	it("measures no time to PR for a follow-up round, which works on a PR it did not open", () => {
+		const round = {
+			...run(
+				"R",
+				"succeeded",
+				[{ status: "succeeded", prUrl: "https://x/pull/1", finishedAt: t(5) }],
+				5,
+			),
+			parentRunId: "P",
+		};
+		const s = runStats([round]);
+		expect(s.counts.succeeded).toBe(1);
+		expect(s.timeToPr).toEqual({ medianSeconds: null, p90Seconds: null });
+		expect(s.byRepo.api?.timeToPr).toEqual({ medianSeconds: null, p90Seconds: null });
+	});
+
 	it("counts by status and measures time to PR, per repo and per provider", () => {
 		const runs = [
 			// Two repos: the first PR after 10 minutes, the second after 20.

@@ -70,7 +70,7 @@ class Group {
 		if (step.status === "succeeded") this.succeeded++;
 		if (step.status === "failed") this.failed++;
 		this.agentSeconds += agentSeconds(step);
-		const toPr = seconds(run.createdAt, prAt(step));
+		const toPr = run.parentRunId ? undefined : seconds(run.createdAt, prAt(step));
 		if (toPr !== undefined) this.timeToPr.push(toPr);
 	}
 
@@ -92,7 +92,7 @@ const grouped = (groups: Map<string, Group>) =>
 	);
 
 /** What the stats read of a run (the store reads no more). */
-export const STATS_FIELDS = ["status", "createdAt", "finishedAt", "steps"] as const;
+export const STATS_FIELDS = ["status", "createdAt", "finishedAt", "steps", "parentRunId"] as const;
 type StatsRun = Pick<Run, (typeof STATS_FIELDS)[number]>;
 
 export function runStats(runs: readonly StatsRun[]): RunStats {
@@ -113,10 +113,13 @@ export function runStats(runs: readonly StatsRun[]): RunStats {
 			const d = seconds(run.createdAt, run.finishedAt);
 			if (d !== undefined) durations.push(d);
 		}
-		const firstPr = run.steps
-			.map((st) => seconds(run.createdAt, prAt(st)))
-			.filter((s): s is number => s !== undefined)
-			.sort((a, b) => a - b)[0];
+		// A follow-up round works on a pull request it did not open: it has no time to a PR.
+		const firstPr = run.parentRunId
+			? undefined
+			: run.steps
+					.map((st) => seconds(run.createdAt, prAt(st)))
+					.filter((s): s is number => s !== undefined)
+					.sort((a, b) => a - b)[0];
 		if (firstPr !== undefined) toPr.push(firstPr);
 		for (const step of run.steps) {
 			agent += agentSeconds(step);

@@ -5,7 +5,7 @@ import { isTerminalRun } from "../domain/states";
 import type { ApiDeps } from "./deps";
 import { runDetailView } from "./run-view";
 
-/** How often an open stream looks for changes: two small reads per connection. */
+/** How often an open stream looks for changes: two small reads per connection, and one per follow-up round. */
 const STREAM_POLL_MS = 1000;
 /** A comment this often keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;

@@ -13,6 +13,7 @@ const run = (over: Partial<RunAnswer> = {}): RunAnswer => ({
 	status: "running",
 	steps: [],
 	followUps: [],
+	pendingFollowUps: [],
 	createdAt: "2025-01-01T10:00:00.000Z",
 	updatedAt: "2025-01-01T10:00:05.000Z",
 	repos: [],

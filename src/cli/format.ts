@@ -92,10 +92,8 @@ export function runDetail(run: RunAnswer, events: EventAnswer[], recent = 5): st
 				(f, i) => `    ${i + 1}. ${f.runId}  ${f.trigger}  ${f.status ?? ""}  ${f.at.slice(0, 19)}`,
 			),
 		);
-	if (run.pendingFollowUp)
-		lines.push(
-			`  next round: ${run.pendingFollowUp.trigger} at ${run.pendingFollowUp.dueAt.slice(11, 19)}`,
-		);
+	for (const p of run.pendingFollowUps)
+		lines.push(`  next round: ${p.trigger} at ${p.dueAt.slice(11, 19)} on ${p.prUrl}`);
 	if (run.followUpsStopped)
 		lines.push(`  CI rounds stopped: ${oneLine(run.followUpsStopped.reason, 300)}`);
 	if (run.steps.length) {

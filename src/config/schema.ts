@@ -55,7 +55,7 @@ const followUpSchema = z
 		mentions: z.boolean(),
 		// `commented` reviews with inline comments start a round too, not only `changes_requested`.
 		review_comments: z.boolean(),
-		max_rounds: z.number().int().min(0),
+		max_rounds: z.number().int().min(0).max(20),
 		// SQS delays a message at most 15 minutes.
 		debounce_seconds: z.number().int().min(0).max(900),
 		allow: z.array(z.string().min(1)),

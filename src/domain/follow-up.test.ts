@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../config/schema";
 import {
 	admit,
+	boundRoundInput,
 	type CiFailure,
 	emptyFollowUps,
 	type FollowUpEvent,
@@ -10,6 +11,8 @@ import {
 	failureSignature,
 	firstErrorLines,
 	followUpSettings,
+	MAX_REPLIES,
+	MAX_ROUND_INPUT_BYTES,
 	mayDrive,
 	mentionsLisa,
 } from "./follow-up";
@@ -63,7 +66,7 @@ describe("admit: what makes a round", () => {
 		expect(got.kind).toBe("add");
 		if (got.kind !== "add") return;
 		expect(got.schedule).toBe(true);
-		expect(got.state.pending).toMatchObject({
+		expect(got.state.pending?.[0]).toMatchObject({
 			trigger: "ci_failure",
 			headSha: SHA_A,
 			dueAt: "2026-11-24T10:01:00.000Z",
@@ -73,7 +76,7 @@ describe("admit: what makes a round", () => {
 	it("makes one round of two failing checks of one commit (the second is already part of it)", () => {
 		const { last, state } = admitAll([ci(), ci()]);
 		expect(last).toMatchObject({ kind: "ignore", joined: true });
-		expect(state.pending?.headSha).toBe(SHA_A);
+		expect(state.pending?.[0]?.headSha).toBe(SHA_A);
 	});
 
 	it("moves the pending round to a newer failing commit, with a fresh quiet period", () => {
@@ -83,8 +86,8 @@ describe("admit: what makes a round", () => {
 		const second = admit(first.state, ci(SHA_B), SETTINGS, later, newId);
 		expect(second).toMatchObject({ kind: "add", schedule: false });
 		if (second.kind !== "add") return;
-		expect(second.state.pending).toMatchObject({
-			runId: first.state.pending?.runId,
+		expect(second.state.pending?.[0]).toMatchObject({
+			runId: first.state.pending?.[0]?.runId,
 			headSha: SHA_B,
 			dueAt: "2026-11-24T10:01:30.000Z",
 		});
@@ -92,7 +95,7 @@ describe("admit: what makes a round", () => {
 
 	it("gathers a reviewer's reviews and mentions into the one pending round", () => {
 		const { state } = admitAll([review(1), review(2), mention("c1"), review(2)]);
-		expect(state.pending).toMatchObject({
+		expect(state.pending?.[0]).toMatchObject({
 			trigger: "review",
 			reviewIds: [1, 2],
 			instructions: [{ id: "c1" }],
@@ -177,6 +180,77 @@ describe("admit: what makes a round", () => {
 		};
 		expect(admit(state, ci(SHA_B), SETTINGS, NOW, newId)).toMatchObject({ kind: "ignore" });
 		expect(admit(state, mention("c"), SETTINGS, NOW, newId).kind).toBe("add");
+	});
+});
+
+describe("admit: several pull requests, and events after their round", () => {
+	const PR_B = "https://github.com/acme/web/pull/9";
+
+	it("gathers one round per pull request: an event on another PR never joins this one", () => {
+		const { state } = admitAll([
+			mention("c1"),
+			{ ...review(5), prUrl: PR_B },
+			{ ...ci(SHA_B), prUrl: PR_B },
+		]);
+		expect(state.pending?.map((p) => [p.prUrl, p.trigger, p.reviewIds, p.headSha])).toEqual([
+			[PR, "mention", [], undefined],
+			[PR_B, "review", [5], SHA_B],
+		]);
+	});
+
+	it("counts rounds being gathered against max_rounds", () => {
+		const { last } = admitAll(
+			[mention("c1"), { ...mention("c2"), prUrl: PR_B }],
+			emptyFollowUps(),
+			{
+				...SETTINGS,
+				max_rounds: 1,
+			},
+		);
+		expect(last.kind).toBe("limit");
+	});
+
+	it("never answers a review, an instruction or a failing commit twice, whatever the round's trigger", () => {
+		const state: FollowUpState = {
+			rounds: [
+				{
+					runId: "01R1",
+					trigger: "review",
+					prUrl: PR,
+					headSha: SHA_A,
+					reviewIds: [7],
+					instructionIds: ["c1"],
+					at: NOW.toISOString(),
+				},
+			],
+		};
+		for (const event of [review(7), mention("c1"), ci(SHA_A)])
+			expect(admit(state, event, SETTINGS, NOW, newId)).toMatchObject({
+				kind: "ignore",
+				reason: "already answered by round 01R1",
+			});
+		expect(admit(state, review(8), SETTINGS, NOW, newId).kind).toBe("add");
+	});
+
+	it("keeps a round's input within its byte budget: logs go first, then annotations, then hunks", () => {
+		const big = "x".repeat(3000);
+		const input = boundRoundInput({
+			number: 1,
+			prUrl: PR,
+			repo: "api",
+			branch: "b",
+			failures: Array.from({ length: 10 }, (_, i) => ({
+				name: `check-${i}`,
+				conclusion: "failure",
+				annotations: Array.from({ length: 20 }, () => ({ message: big.slice(0, 1000) })),
+				log: big,
+			})),
+			comments: Array.from({ length: 80 }, (_, i) => ({ id: i + 1, body: "fix", diffHunk: big })),
+		});
+		expect(JSON.stringify(input).length).toBeLessThanOrEqual(MAX_ROUND_INPUT_BYTES);
+		expect(input.comments).toHaveLength(MAX_REPLIES);
+		expect(input.failures?.every((f) => f.log === undefined)).toBe(true);
+		expect(input.failures?.map((f) => f.name)).toHaveLength(10);
 	});
 });
 

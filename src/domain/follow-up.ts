@@ -17,6 +17,13 @@ export const WRITERS = ["OWNER", "MEMBER", "COLLABORATOR"] as const;
 /** The longest instruction, review comment or check output a round keeps of each. */
 export const MAX_FOLLOW_UP_TEXT = 4 * 1024;
 
+/** The most review threads a round answers, and the longest answer (step.finished stays < 256 KB). */
+export const MAX_REPLIES = 50;
+export const MAX_REPLY_TEXT = 1500;
+
+/** How much a round's input may hold, serialised: the round's run is one item of ≤ 400 KB. */
+export const MAX_ROUND_INPUT_BYTES = 80 * 1024;
+
 export interface FollowUpSettings {
 	ci: boolean;
 	reviews: boolean;
@@ -102,15 +109,23 @@ export interface RoundRecord {
 	runId: string;
 	trigger: FollowUpTrigger;
 	prUrl: string;
+	/** The failing commit the round answered. */
 	headSha?: string;
 	/** A CI round's failure (failureSignature): the no-progress guard compares the next one with it. */
 	signature?: string;
+	/** The reviews and instructions the round answered: a redelivered event never makes another. */
+	reviewIds?: number[];
+	instructionIds?: string[];
 	at: string;
 }
 
+/** The most a pending round gathers of instructions or reviews (the run is one item of ≤ 400 KB). */
+export const MAX_PENDING_ITEMS = 20;
+
 /** Kept on the run that opened the pull request. */
 export interface FollowUpState {
-	pending?: PendingRound;
+	/** At most one per pull request. */
+	pending?: PendingRound[];
 	rounds: RoundRecord[];
 	/** Set when the no-progress guard stopped CI rounds. */
 	stopped?: { reason: string; at: string };
@@ -203,28 +218,26 @@ export function admit(
 	const ci = event.trigger === "ci_failure";
 	if (ci && state.stopped)
 		return { kind: "ignore", reason: `CI rounds stopped: ${state.stopped.reason}` };
-	if (
-		ci &&
-		event.headSha &&
-		state.rounds.some((r) => r.headSha === event.headSha && r.trigger === "ci_failure")
-	)
-		return { kind: "ignore", reason: `commit ${event.headSha.slice(0, 12)} already had a round` };
-	const pending = state.pending;
+	const answered = answeredBy(state.rounds, event);
+	if (answered) return { kind: "ignore", reason: `already answered by round ${answered.runId}` };
+	const pendings = state.pending ?? [];
+	const pending = pendings.find((p) => p.prUrl === event.prUrl);
 	if (pending) {
 		const merged = joinPending(pending, event, settings, now);
 		if (!merged)
 			return { kind: "ignore", reason: "already part of the round being gathered", joined: true };
 		return {
 			kind: "add",
-			state: { ...state, pending: merged },
+			state: { ...state, pending: pendings.map((p) => (p === pending ? merged : p)) },
 			schedule: false,
 			reason: `joins round ${pending.runId}`,
 		};
 	}
-	if (state.rounds.length >= settings.max_rounds)
+	const used = state.rounds.length + pendings.length;
+	if (used >= settings.max_rounds)
 		return {
 			kind: "limit",
-			reason: `the pull request had ${state.rounds.length} follow-up round${state.rounds.length === 1 ? "" : "s"}, the limit (follow_up.max_rounds: ${settings.max_rounds})`,
+			reason: `the run had ${used} follow-up round${used === 1 ? "" : "s"}, the limit (follow_up.max_rounds: ${settings.max_rounds})`,
 			say: !state.limitSaid,
 		};
 	const at = now.toISOString();
@@ -240,10 +253,23 @@ export function admit(
 	};
 	return {
 		kind: "add",
-		state: { ...state, pending: round },
+		state: { ...state, pending: [...pendings, round] },
 		schedule: true,
 		reason: `a ${triggerLabel(event.trigger)} round is gathered for ${settings.debounce_seconds}s`,
 	};
+}
+
+/** The round that already answered the event: its failing commit, review or instruction. */
+function answeredBy(rounds: readonly RoundRecord[], event: FollowUpEvent): RoundRecord | undefined {
+	return rounds.find(
+		(r) =>
+			r.prUrl === event.prUrl &&
+			((event.trigger === "ci_failure" &&
+				event.headSha !== undefined &&
+				r.headSha === event.headSha) ||
+				(event.reviewId !== undefined && r.reviewIds?.includes(event.reviewId)) ||
+				(event.instruction !== undefined && r.instructionIds?.includes(event.instruction.id))),
+	);
 }
 
 /** The pending round with the event in it, or undefined when it is already there. */
@@ -261,16 +287,18 @@ function joinPending(
 	}
 	if (event.reviewId !== undefined) {
 		if (pending.reviewIds.includes(event.reviewId)) return undefined;
+		if (pending.reviewIds.length >= MAX_PENDING_ITEMS) return undefined;
 		return { ...pending, reviewIds: [...pending.reviewIds, event.reviewId] };
 	}
 	const instruction = event.instruction;
 	if (!instruction || pending.instructions.some((i) => i.id === instruction.id)) return undefined;
+	if (pending.instructions.length >= MAX_PENDING_ITEMS) return undefined;
 	return { ...pending, instructions: [...pending.instructions, instruction] };
 }
 
-/** The last CI round, whose failure the no-progress guard compares the next one with. */
-export const lastCiRound = (state: FollowUpState): RoundRecord | undefined =>
-	state.rounds.filter((r) => r.trigger === "ci_failure").at(-1);
+/** The last round that answered red CI on the pull request: the no-progress guard compares with it. */
+export const lastCiRound = (state: FollowUpState, prUrl: string): RoundRecord | undefined =>
+	state.rounds.filter((r) => r.signature !== undefined && r.prUrl === prUrl).at(-1);
 
 /** Lines that carry a failure's meaning, not its timing: timestamps, hashes and durations go. */
 function normalizeLine(line: string): string {
@@ -323,4 +351,25 @@ export function mentionsLisa(body: string, login?: string): boolean {
 		n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
 	);
 	return names.some((n) => new RegExp(`(^|[^\\w@/-])@${n}(?![\\w[-])`, "i").test(body));
+}
+
+/**
+ * The round's input within MAX_ROUND_INPUT_BYTES: at most MAX_REPLIES review comments, then, while
+ * too big, the checks' logs go, then their annotations, then the diff hunks.
+ */
+export function boundRoundInput(input: RoundInput): RoundInput {
+	const size = (r: RoundInput) => JSON.stringify(r).length;
+	let out: RoundInput = input.comments
+		? { ...input, comments: input.comments.slice(0, MAX_REPLIES) }
+		: input;
+	const cuts: ((r: RoundInput) => RoundInput)[] = [
+		(r) => ({ ...r, failures: r.failures?.map(({ log: _log, ...f }) => f) }),
+		(r) => ({
+			...r,
+			failures: r.failures?.map((f) => ({ ...f, annotations: f.annotations.slice(0, 3) })),
+		}),
+		(r) => ({ ...r, comments: r.comments?.map(({ diffHunk: _hunk, ...c }) => c) }),
+	];
+	for (const cut of cuts) if (size(out) > MAX_ROUND_INPUT_BYTES) out = cut(out);
+	return out;
 }

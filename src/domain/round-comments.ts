@@ -6,6 +6,12 @@ import type { Run } from "./run";
 // What Lisa says about follow-up rounds (README › Follow-ups): one comment on the pull request per
 // round, one line on the issue. Each carries Lisa's marker, so Lisa never answers its own words.
 
+/**
+ * The agent's and CI's words as Lisa posts them: an `@name` in them pings nobody (a zero-width
+ * space after the `@`), so a hostile agent or test output cannot summon people through Lisa.
+ */
+export const defuseMentions = (text: string) => text.replace(/@(?=[A-Za-z0-9])/g, "@\u200b");
+
 const roundName = (round: RoundInput, run: Pick<Run, "trigger">) =>
 	`round ${round.number} (${triggerLabel(run.trigger as Parameters<typeof triggerLabel>[0])})`;
 
@@ -24,7 +30,7 @@ function outcome(run: Run): string {
 export function roundPrComment(run: Run, runUrl: string): string | undefined {
 	const round = run.round;
 	if (!round) return undefined;
-	const summary = reportOf(run)?.summary?.trim();
+	const summary = defuseMentions(reportOf(run)?.summary?.trim() ?? "");
 	return [
 		`**Lisa, ${roundName(round, run)}:** ${outcome(run)}.`,
 		...(summary && run.status === "succeeded" ? ["", summary] : []),
@@ -55,7 +61,7 @@ export function limitComment(parent: Run, reason: string, runUrl: string): strin
 export function guardComment(parent: Run, failures: readonly CiFailure[], runUrl: string): string {
 	const lines = failures.map(
 		(f) =>
-			`- ${f.name} (${f.conclusion}): ${oneLine(firstErrorLines(f).join(" | ") || "no error text", 300)}`,
+			`- ${defuseMentions(`${f.name} (${f.conclusion}): ${oneLine(firstErrorLines(f).join(" | ") || "no error text", 300)}`)}`,
 	);
 	return [
 		"Lisa could not fix the failing checks: they fail the same way after its last round, so it stops here instead of repeating the attempt.",

@@ -1,6 +1,6 @@
 import { cancelledComment, failureComment, runMarker, successComment } from "../domain/comments";
 import { failPatch, tasksToStop } from "../domain/progress";
-import { roundIssueLine, roundPrComment } from "../domain/round-comments";
+import { defuseMentions, roundIssueLine, roundPrComment } from "../domain/round-comments";
 import { prUrls, type Run, type TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
@@ -237,7 +237,11 @@ function pullRequestEffects(run: Run, deps: PipelineDeps): [Effect, (r: Run) => 
 				const failed: string[] = [];
 				for (const reply of replies)
 					await pulls()
-						.reply(round.prUrl, reply.commentId, `${reply.body}\n\n${runMarker(r.runId)}`)
+						.reply(
+							round.prUrl,
+							reply.commentId,
+							`${defuseMentions(reply.body)}\n\n${runMarker(r.runId)}`,
+						)
 						.catch((err) => failed.push(`${reply.commentId}: ${(err as Error).message}`));
 				await note(
 					deps,

@@ -58,7 +58,7 @@ describe("follow-up events", () => {
 		expect(await handleFollowUpRequested(w.deps, msg)).toBe("add");
 		expect(await handleFollowUpRequested(w.deps, msg)).toBe("ignore");
 		const after = await w.store.getRun(run.runId);
-		expect(after?.followUps?.pending).toMatchObject({
+		expect(after?.followUps?.pending?.[0]).toMatchObject({
 			trigger: "mention",
 			instructions: [{ id: "comment-1" }],
 		});
@@ -68,8 +68,8 @@ describe("follow-up events", () => {
 		// Each handling sent the round's due message (a redelivery may follow a lost send): both
 		// find the round not due yet and send it on.
 		await w.settle();
-		expect((await w.store.getRun(run.runId))?.followUps?.pending?.runId).toBe(
-			after?.followUps?.pending?.runId,
+		expect((await w.store.getRun(run.runId))?.followUps?.pending?.[0]?.runId).toBe(
+			after?.followUps?.pending?.[0]?.runId,
 		);
 	});
 
@@ -110,7 +110,7 @@ describe("follow-up events", () => {
 		expect(results).toEqual(["limit", "limit"]);
 		const after = await w.store.getRun(run.runId);
 		expect(after?.followUps).toMatchObject({ limitSaid: true });
-		expect(after?.followUps?.pending).toBeUndefined();
+		expect(after?.followUps?.pending ?? []).toEqual([]);
 		// Said on the issue once (the pull request's comment needs GitHub, which this world lacks).
 		const said = w.comments(run.issueId).filter((c) => c.includes("stops following up"));
 		expect(said).toHaveLength(1);

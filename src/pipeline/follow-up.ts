@@ -2,6 +2,7 @@ import { ulid } from "ulid";
 import {
 	type Admission,
 	admit,
+	boundRoundInput,
 	type CiFailure,
 	emptyFollowUps,
 	type FollowUpEvent,
@@ -38,8 +39,8 @@ import { mutate, note } from "./mutate";
 
 /** How long a CI round waits for the commit's other checks to complete before it goes ahead. */
 const MAX_CHECKS_WAIT_MS = 15 * 60_000;
-/** How often a CI round looks again while checks of its commit still run (at least the debounce). */
-const CHECKS_POLL_SECONDS = 5;
+/** How often a CI round looks again while checks of its commit still run (or the debounce, if longer). */
+const CHECKS_POLL_SECONDS = 15;
 /** SQS delays a message at most 15 minutes. */
 const MAX_DELAY_SECONDS = 900;
 
@@ -98,9 +99,19 @@ export async function handleFollowUpRequested(
 		return "ignore";
 	}
 
+	// A new round's due message goes out before the round is written: a crash in between leaves a
+	// message that finds no round (and does nothing), never a round that no message wakes.
+	const roundId = ulid();
+	const admitNow = (r: Run) =>
+		admit(r.followUps ?? emptyFollowUps(), event, settings, deps.now(), () => roundId);
+	const planned = admitNow(parent);
+	const newRound = (a: Admission) =>
+		a.kind === "add" && a.schedule ? a.state.pending?.find((p) => p.runId === roundId) : undefined;
+	const early = newRound(planned);
+	if (early) await scheduleDue(deps, parent, early);
 	const res = await mutate(deps, parent.runId, (r) => {
 		const state = r.followUps ?? emptyFollowUps();
-		const admission: Admission = admit(state, event, settings, deps.now(), ulid);
+		const admission: Admission = admitNow(r);
 		if (admission.kind === "add")
 			return { admission, patch: { set: { followUps: admission.state } } };
 		if (admission.kind === "limit" && admission.say)
@@ -109,6 +120,9 @@ export async function handleFollowUpRequested(
 	});
 	if (!res) return undefined;
 	const { admission } = res.decision;
+	// The run changed between the look and the write (the round it would have joined started).
+	const late = res.changed && !early ? newRound(admission) : undefined;
+	if (late) await scheduleDue(deps, res.run, late);
 	const what = describe(event);
 	if (admission.kind === "ignore")
 		await note(deps, parent.runId, "followup.ignored", `${what} ignored: ${admission.reason}`, {
@@ -125,17 +139,15 @@ export async function handleFollowUpRequested(
 			);
 	} else if (res.changed)
 		await note(deps, parent.runId, "followup.requested", `${what}: ${admission.reason}`, {
-			data: { trigger: event.trigger, round: admission.state.pending?.runId },
+			data: { trigger: event.trigger },
 		});
-	// Also after a redelivery whose write was already made (the due message may not have gone out),
-	// and for a round long overdue (its due message was lost): any event wakes it.
-	const pending = res.run.followUps?.pending;
-	const overdue = pending && Date.parse(pending.dueAt) < deps.now().getTime() - 60_000;
-	if (
-		pending &&
-		(admission.kind === "add" || (admission.kind === "ignore" && admission.joined) || overdue)
-	)
-		await scheduleDue(deps, res.run, pending);
+	// A round whose due messages all got lost (or failed for good) is woken by the next event.
+	const stale = res.run.followUps?.pending?.find(
+		(p) =>
+			p.prUrl === event.prUrl &&
+			Date.parse(p.dueAt) < deps.now().getTime() - MAX_CHECKS_WAIT_MS - 60_000,
+	);
+	if (stale) await scheduleDue(deps, res.run, stale);
 	return admission.kind;
 }
 
@@ -154,9 +166,9 @@ async function scheduleDue(
 /** `followup.due`: the round's debounce is over; gather it from GitHub and start its run. */
 export async function handleFollowUpDue(deps: PipelineDeps, msg: FollowUpDue): Promise<void> {
 	const parent = await deps.store.getRun(msg.runId);
-	const pending = parent?.followUps?.pending;
-	// Started already (a redelivery), or replaced: nothing to do.
-	if (!parent || !pending || pending.runId !== msg.roundId) return;
+	const pending = pendingOf(parent, msg.roundId);
+	// Started already (a redelivery), or dropped: nothing to do.
+	if (!parent || !pending) return;
 	const now = deps.now().getTime();
 	if (Date.parse(pending.dueAt) - now > 1000) return scheduleDue(deps, parent, pending);
 	const step = parent.steps.find((s) => s.prUrl === pending.prUrl);
@@ -178,11 +190,23 @@ export async function handleFollowUpDue(deps: PipelineDeps, msg: FollowUpDue): P
 		);
 	}
 	if (gathered.kind === "wait")
-		return scheduleDue(deps, parent, pending, CHECKS_POLL_SECONDS * 1000);
+		return scheduleDue(
+			deps,
+			parent,
+			pending,
+			Math.max(CHECKS_POLL_SECONDS, settings.debounce_seconds) * 1000,
+		);
 	if (gathered.kind === "drop") return drop(deps, parent, pending, gathered.reason);
 	if (gathered.kind === "stuck") return stop(deps, parent, pending, gathered.failures);
+	// What joined while GitHub was asked belongs in this round: gather again, at once.
+	const now2 = await deps.store.getRun(parent.runId);
+	if (JSON.stringify(pendingOf(now2, pending.runId)) !== JSON.stringify(pending))
+		return scheduleDue(deps, parent, pending, 0);
 	await startRound(deps, parent, pending, gathered.input, gathered.signature);
 }
+
+const pendingOf = (run: Run | undefined, roundId: string): PendingRound | undefined =>
+	run?.followUps?.pending?.find((p) => p.runId === roundId);
 
 type Gathered =
 	| { kind: "wait" }
@@ -207,7 +231,7 @@ async function gather(
 		return { kind: "drop", reason: `${pending.prUrl} is ${pr.merged ? "merged" : "closed"}` };
 	const state = parent.followUps ?? emptyFollowUps();
 	const input: RoundInput = {
-		number: state.rounds.length + 1,
+		number: state.rounds.filter((r) => r.prUrl === pending.prUrl).length + 1,
 		prUrl: pending.prUrl,
 		repo,
 		branch: pr.branch,
@@ -232,7 +256,8 @@ async function gather(
 			const failures = checks.failures.map(cleanFailure);
 			if (failures.length) {
 				signature = failureSignature(failures);
-				if (lastCiRound(state)?.signature === signature) return { kind: "stuck", failures };
+				if (lastCiRound(state, pending.prUrl)?.signature === signature)
+					return { kind: "stuck", failures };
 				input.failures = failures;
 			} else if (!people)
 				return {
@@ -270,7 +295,7 @@ async function gather(
 			kind: "drop",
 			reason: "nothing is left to answer (no failing check, review comment or instruction)",
 		};
-	return { kind: "go", input, signature };
+	return { kind: "go", input: boundRoundInput(input), signature };
 }
 
 const cleanFailure = (f: CiFailure): CiFailure => ({
@@ -328,8 +353,12 @@ async function startRound(
 		runId: run.runId,
 		trigger: pending.trigger,
 		prUrl: input.prUrl,
-		...(input.failures && input.headSha ? { headSha: input.headSha } : {}),
+		...(pending.headSha ? { headSha: pending.headSha } : {}),
 		...(signature ? { signature } : {}),
+		...(pending.reviewIds.length ? { reviewIds: pending.reviewIds } : {}),
+		...(pending.instructions.length
+			? { instructionIds: pending.instructions.map((i) => i.id) }
+			: {}),
 		at: now,
 	};
 	const res = await settle(deps, parent.runId, pending, (s) => ({
@@ -351,8 +380,9 @@ async function settle(
 ): Promise<boolean> {
 	const res = await mutate(deps, runId, (r) => {
 		const state = r.followUps;
-		if (state?.pending?.runId !== pending.runId) return {};
-		return { patch: { set: { followUps: change({ ...state, pending: undefined }) } } };
+		if (!state || !pendingOf(r, pending.runId)) return {};
+		const rest = (state.pending ?? []).filter((p) => p.runId !== pending.runId);
+		return { patch: { set: { followUps: change({ ...state, pending: rest }) } } };
 	});
 	return res?.changed === true;
 }
@@ -379,7 +409,8 @@ async function stop(
 	pending: PendingRound,
 	failures: CiFailure[],
 ): Promise<void> {
-	const reason = `${failures.map((f) => f.name).join(", ")} still fail${failures.length === 1 ? "s" : ""} the same way after round ${lastCiRound(parent.followUps ?? emptyFollowUps())?.runId ?? "?"}`;
+	const last = lastCiRound(parent.followUps ?? emptyFollowUps(), pending.prUrl);
+	const reason = `${failures.map((f) => f.name).join(", ")} still fail${failures.length === 1 ? "s" : ""} the same way after round ${last?.runId ?? "?"}`;
 	const at = deps.now().toISOString();
 	if (!(await settle(deps, parent.runId, pending, (s) => ({ ...s, stopped: { reason, at } }))))
 		return;

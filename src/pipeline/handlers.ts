@@ -35,6 +35,14 @@ function givingUp(deps: PipelineDeps, queue: string): GivingUp {
 			const runId = (message as { runId?: string }).runId;
 			if (!runId) return;
 			const type = (message as { type?: string }).type ?? "message";
+			// A follow-up is about the run's pull request, not the run: the run stays as it ended.
+			if (type.startsWith("followup."))
+				return note(
+					deps,
+					runId,
+					"message.dropped",
+					`${type} failed for good: ${failureText(err)}`.slice(0, MAX_REASON),
+				);
 			await failForGood(
 				deps,
 				runId,

@@ -26,14 +26,16 @@ export async function handleSessionPrompted(
 		});
 		return added ? { patch: { set: added } } : {};
 	});
-	if (!res?.changed) return;
-	const { run } = res;
-	await note(
-		deps,
-		run.runId,
-		"session.prompted",
-		`${msg.author ?? "someone"} wrote in the agent session: ${msg.body.slice(0, 200)}`,
-	);
+	if (!res) return;
+	const { run, changed } = res;
+	if (changed)
+		await note(
+			deps,
+			run.runId,
+			"session.prompted",
+			`${msg.author ?? "someone"} wrote in the agent session: ${msg.body.slice(0, 200)}`,
+		);
+	// Also on a redelivery: the round may not have been asked for yet (it is asked for once).
 	const prUrl = isTerminalRun(run.status) ? await openPullRequest(deps, run) : undefined;
 	const kind =
 		prUrl &&
@@ -50,6 +52,7 @@ export async function handleSessionPrompted(
 			},
 			requestedAt: msg.requestedAt,
 		}));
+	if (!changed) return;
 	if (prUrl && kind === "add")
 		await replyInSession(deps, run, {
 			type: "thought",

@@ -180,7 +180,8 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			{ step: msg.stepIndex },
 		);
 	// Checks, reviews and comments on the pull request find the run through it (README › Follow-ups).
-	if (msg.prUrl && msg.outcome === "succeeded" && !run.round && decision.kind !== "ignore")
+	// Also for a redelivery decided "ignore": the first delivery may have died before linking.
+	if (msg.prUrl && msg.outcome === "succeeded" && !run.round)
 		await deps.store.linkPullRequest(msg.prUrl, run.runId);
 	const step = msg.stepIndex + 1;
 	switch (decision.kind) {

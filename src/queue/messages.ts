@@ -1,6 +1,11 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
-import { FOLLOW_UP_TRIGGERS, MAX_FOLLOW_UP_TEXT } from "../domain/follow-up";
+import {
+	FOLLOW_UP_TRIGGERS,
+	MAX_FOLLOW_UP_TEXT,
+	MAX_REPLIES,
+	MAX_REPLY_TEXT,
+} from "../domain/follow-up";
 import { issueRefSchema, runIdSchema } from "../domain/ids";
 import { planSchema } from "../domain/plan";
 import { TRIGGERS } from "../domain/run";
@@ -59,10 +64,10 @@ export const stepFinishedSchema = z.object({
 				.array(
 					z.object({
 						commentId: z.number().int().positive(),
-						body: z.string().min(1).max(MAX_FOLLOW_UP_TEXT),
+						body: z.string().min(1).max(MAX_REPLY_TEXT),
 					}),
 				)
-				.max(100)
+				.max(MAX_REPLIES)
 				.optional(),
 		})
 		.optional(),

@@ -365,7 +365,7 @@ describe("follow-up rounds on GitHub", () => {
 		]);
 		const parent = await w.waitForRun(runId, () => true);
 		expect(parent.followUps).toEqual([]);
-		expect(parent.pendingFollowUp).toBeUndefined();
+		expect(parent.pendingFollowUps).toEqual([]);
 		expect((await gh.runsOf(issue.number)).map((r) => r.runId)).toEqual([runId]);
 		expect((await gh.pullNow(pr.number)).head.sha).toBe(pr.head.sha);
 		expect(w.github.comments(REPO, pr.number).map((c) => c.user.login)).toEqual([mallory]);
@@ -436,7 +436,7 @@ describe("follow-up rounds on GitHub", () => {
 		]);
 		const parent = await w.waitForRun(runId, () => true);
 		expect(parent.followUps.map((f) => f.runId)).toEqual([roundId]);
-		expect(parent.pendingFollowUp).toBeUndefined();
+		expect(parent.pendingFollowUps).toEqual([]);
 		expect((await gh.runsOf(issue.number)).map((r) => r.runId).sort()).toEqual(
 			[runId, roundId].sort(),
 		);
@@ -599,7 +599,7 @@ describe("the round limit", () => {
 		);
 		const parent = await w.waitForRun(runId, () => true);
 		expect(parent.followUps.map((f) => f.runId)).toEqual([round.runId]);
-		expect(parent.pendingFollowUp).toBeUndefined();
+		expect(parent.pendingFollowUps).toEqual([]);
 		expect((await gh.runsOf(issue.number)).map((r) => r.runId).sort()).toEqual(
 			[runId, round.runId].sort(),
 		);

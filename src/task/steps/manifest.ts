@@ -1,6 +1,12 @@
 import path from "node:path";
 import * as z from "zod";
-import { MAX_FOLLOW_UP_TEXT, type RoundInput, type RoundReport } from "../../domain/follow-up";
+import {
+	MAX_FOLLOW_UP_TEXT,
+	MAX_REPLIES,
+	MAX_REPLY_TEXT,
+	type RoundInput,
+	type RoundReport,
+} from "../../domain/follow-up";
 import { redact } from "../../domain/redact";
 import { readAgentFile } from "../sandbox/files";
 import { MANIFEST_FILE } from "./prompt";
@@ -13,9 +19,6 @@ const manifestSchema = z.object({
 	prBody: z.string().max(60_000),
 });
 export type Manifest = z.infer<typeof manifestSchema>;
-
-/** The most replies a round reports (the step.finished message's bound). */
-const MAX_REPLIES = 100;
 
 /** A follow-up round's manifest: what it did, and its answer to each review thread. */
 const roundManifestSchema = z.object({
@@ -98,7 +101,7 @@ export function roundReport(
 	const replies = manifest.replies
 		.filter((r) => given.has(r.comment) && !seen.has(r.comment) && seen.add(r.comment))
 		.slice(0, MAX_REPLIES)
-		.map((r) => ({ commentId: r.comment, body: clean(r.body) }));
+		.map((r) => ({ commentId: r.comment, body: clean(r.body).slice(0, MAX_REPLY_TEXT) }));
 	return {
 		...(noChange ? { noChange: true } : {}),
 		summary: clean(manifest.summary),

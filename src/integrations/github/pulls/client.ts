@@ -201,7 +201,12 @@ export function followUpsOf(octokit: Octokit): PullRequestFollowUps {
 					octokit.paginate(octokit.rest.checks.listSuitesForRef, at),
 					octokit.paginate(octokit.rest.checks.listForRef, { ...at, filter: "latest" }),
 				]);
-				const complete = [...suites, ...runs].every((x) => x.status === "completed");
+				// A suite no run was ever created in (an app with checks permission that never ran)
+				// stays queued forever: it does not hold the round back.
+				const started = suites.filter((x) => x.latest_check_runs_count !== 0);
+				const complete = [...started, ...runs].every((x) => x.status === "completed");
+				// Logs and annotations are read once the commit's checks are complete.
+				if (!complete) return { complete, failures: [] };
 				const failing = (runs as ApiRun[])
 					.filter((r) => r.conclusion !== null && FAILING.includes(r.conclusion))
 					.slice(0, MAX_FAILURES);

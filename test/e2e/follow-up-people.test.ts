@@ -578,7 +578,7 @@ describe("the round limit", () => {
 		);
 		expect(said.map((c) => c.user.login)).toEqual([ada, w.github.login]);
 		expect(said[1]?.body).toMatch(
-			/^Lisa stops following up on this pull request: the pull request had 1 follow-up round, the limit \(follow_up\.max_rounds: 1\)/,
+			/^Lisa stops following up on this pull request: the run had 1 follow-up round, the limit \(follow_up\.max_rounds: 1\)/,
 		);
 		// And once on the issue.
 		const onIssue = await until(

@@ -162,7 +162,7 @@ describe("CI failures on Lisa's pull requests", () => {
 		await parentWhen(run.id, (r) => pendings(r) === 0);
 		expect(followUps(await w.waitForRun(run.id))).toHaveLength(1);
 		expect((await events(run.id)).map((e) => e.message).join("\n")).toMatch(
-			/already had a round|no longer the head/,
+			/already answered by round|no longer the head/,
 		);
 	});
 

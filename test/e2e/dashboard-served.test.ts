@@ -128,6 +128,8 @@ const theRun = runAnswer.parse({
 	durationSeconds: 75,
 	usage,
 	prUrls: [PR],
+	followUps: [],
+	pendingFollowUps: [],
 	links: { dashboard: `${ORIGIN}/runs/${ID}`, events: "", stream: "" },
 });
 const group = {

@@ -203,6 +203,26 @@ export function forwardDelivery(
 }
 
 /**
+ * Lisa's own actor on the source (undefined when it cannot have acted there: no credentials), or
+ * the 503 answer when it cannot be told right now.
+ */
+export async function selfActorOr503(
+	c: Context,
+	deps: ApiDeps,
+	source: SourceName,
+): Promise<string | undefined | Response> {
+	try {
+		return await deps.selfActorId(source);
+	} catch (err) {
+		// Without the tracker's credentials Lisa cannot have acted there: accept, and the run
+		// reports the missing credentials where the team sees it.
+		if (err instanceof NotConfigured) return undefined;
+		deps.log.error({ err, source }, "cannot tell Lisa's own actor");
+		return c.json({ error: "cannot verify the event's actor right now; retry later" }, 503);
+	}
+}
+
+/**
  * Events Lisa caused itself (its status moves, labels, comments) must never start a run: no loops.
  * Returns the answer when the actor is Lisa (or cannot be told right now), else undefined.
  */
@@ -213,16 +233,8 @@ export async function ownActorAnswer(
 	actorId: string | undefined,
 ): Promise<Response | undefined> {
 	if (!actorId) return undefined;
-	let self: string | undefined;
-	try {
-		self = await deps.selfActorId(source);
-	} catch (err) {
-		// Without the tracker's credentials Lisa cannot have acted there: accept, and the run
-		// reports the missing credentials where the team sees it.
-		if (err instanceof NotConfigured) return undefined;
-		deps.log.error({ err, source }, "cannot tell Lisa's own actor");
-		return c.json({ error: "cannot verify the event's actor right now; retry later" }, 503);
-	}
+	const self = await selfActorOr503(c, deps, source);
+	if (self instanceof Response) return self;
 	if (self && actorId.toLowerCase() === self.toLowerCase())
 		return ignored(c, "the event was caused by Lisa itself");
 	return undefined;

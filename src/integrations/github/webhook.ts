@@ -8,6 +8,7 @@ import {
 	forwardDelivery,
 	ignored,
 	ownActorAnswer,
+	selfActorOr503,
 	tooOld,
 	unusableIds,
 } from "../../api/accept";
@@ -17,7 +18,6 @@ import { isRunId } from "../../domain/ids";
 import { prUrls } from "../../domain/run";
 import { gitHubIssuesRepo } from "../../domain/workflow";
 import { followUpRequested, pullRequestClosed } from "../../queue/messages";
-import { NotConfigured } from "../tracker";
 import { CHECK_EVENTS, type FollowUpVerdict, type GitHubWebhook, gitHubVerdict } from "./trigger";
 
 /**
@@ -103,7 +103,8 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 	if (!config) return answer;
 	let lisaLogin: string | undefined;
 	if (event === "issue_comment" || event === "pull_request_review_comment") {
-		const self = await ownLogin(c, deps);
+		// Without credentials there is no login to be mentioned by; `/lisa` still mentions Lisa.
+		const self = await selfActorOr503(c, deps, "github");
 		if (self instanceof Response) return self;
 		lisaLogin = self;
 	}
@@ -144,18 +145,6 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 			mergeCommitSha: verdict.mergeCommitSha,
 		}),
 	);
-}
-
-/** Lisa's GitHub login (undefined when it cannot be known), or the answer when asking failed. */
-async function ownLogin(c: Context, deps: ApiDeps): Promise<string | undefined | Response> {
-	try {
-		return await deps.selfActorId("github");
-	} catch (err) {
-		// No credentials: no login to be mentioned by; `/lisa` still mentions Lisa.
-		if (err instanceof NotConfigured) return undefined;
-		deps.log.error({ err }, "cannot tell Lisa's GitHub login");
-		return c.json({ error: "cannot tell Lisa's login right now; retry later" }, 503);
-	}
 }
 
 /**

@@ -16,12 +16,12 @@ const roundName = (round: RoundInput, run: Pick<Run, "trigger">) =>
 	`round ${round.number} (${triggerLabel(run.trigger as Parameters<typeof triggerLabel>[0])})`;
 
 /** The round's report on its step: what its agent said, and whether it changed anything. */
-const reportOf = (run: Run) => run.steps.find((s) => s.report?.round)?.report?.round;
+export const roundReportOf = (run: Run) => run.steps.find((s) => s.report?.round)?.report?.round;
 
 /** What the round did, in a few words: the issue's line and the PR comment's first line. */
 function outcome(run: Run): string {
 	if (run.status === "succeeded")
-		return reportOf(run)?.noChange ? "found nothing to change" : "pushed new commits";
+		return roundReportOf(run)?.noChange ? "found nothing to change" : "pushed new commits";
 	if (run.status === "cancelled") return `was cancelled: ${run.error ?? "stopped"}`;
 	return `failed: ${run.error ?? "unknown error"}`;
 }
@@ -30,7 +30,7 @@ function outcome(run: Run): string {
 export function roundPrComment(run: Run, runUrl: string): string | undefined {
 	const round = run.round;
 	if (!round) return undefined;
-	const summary = defuseMentions(reportOf(run)?.summary?.trim() ?? "");
+	const summary = defuseMentions(roundReportOf(run)?.summary?.trim() ?? "");
 	return [
 		`**Lisa, ${roundName(round, run)}:** ${outcome(run)}.`,
 		...(summary && run.status === "succeeded" ? ["", summary] : []),

@@ -1,6 +1,11 @@
 import { cancelledComment, failureComment, runMarker, successComment } from "../domain/comments";
 import { failPatch, tasksToStop } from "../domain/progress";
-import { defuseMentions, roundIssueLine, roundPrComment } from "../domain/round-comments";
+import {
+	defuseMentions,
+	roundIssueLine,
+	roundPrComment,
+	roundReportOf,
+} from "../domain/round-comments";
 import { prUrls, type Run, type TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
@@ -216,14 +221,13 @@ function pullRequestEffects(run: Run, deps: PipelineDeps): [Effect, (r: Run) => 
 	const round = run.round;
 	if (!round || run.tracker.untouched) return [];
 	const comment = roundPrComment(run, deps.runUrl(run.runId));
-	const report = run.steps.find((s) => s.report?.round)?.report?.round;
-	const pulls = () => deps.pulls();
+	const report = roundReportOf(run);
 	const effects: [Effect, (r: Run) => Promise<void>][] = [];
 	if (comment)
 		effects.push([
 			"roundComment",
 			async (r) => {
-				await pulls().comment(round.prUrl, comment);
+				await deps.pulls().comment(round.prUrl, comment);
 				await note(deps, r.runId, "pr.commented", `commented on ${round.prUrl}`);
 			},
 		]);
@@ -236,7 +240,8 @@ function pullRequestEffects(run: Run, deps: PipelineDeps): [Effect, (r: Run) => 
 			async (r) => {
 				const failed: string[] = [];
 				for (const reply of replies)
-					await pulls()
+					await deps
+						.pulls()
 						.reply(
 							round.prUrl,
 							reply.commentId,
@@ -262,7 +267,7 @@ function pullRequestEffects(run: Run, deps: PipelineDeps): [Effect, (r: Run) => 
 		effects.push([
 			"reviewRequested",
 			async (r) => {
-				await pulls().requestReviewers(round.prUrl, reviewers);
+				await deps.pulls().requestReviewers(round.prUrl, reviewers);
 				await note(deps, r.runId, "pr.commented", `asked ${reviewers.join(", ")} to review again`);
 			},
 		]);

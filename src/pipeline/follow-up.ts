@@ -29,6 +29,7 @@ import {
 } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
+import { bestEffort } from "./report";
 
 // Follow-up rounds (README › Follow-ups). `followup.requested` records an event on the run that
 // opened the pull request; the first one of a round schedules `followup.due` after the debounce,
@@ -77,15 +78,7 @@ export async function handleFollowUpRequested(
 		deps.log.warn({ runId: msg.runId }, "follow-up for an unknown run ignored");
 		return undefined;
 	}
-	const event: FollowUpEvent = {
-		trigger: msg.trigger,
-		prUrl: msg.prUrl,
-		...(msg.headSha ? { headSha: msg.headSha } : {}),
-		...(msg.reviewId !== undefined ? { reviewId: msg.reviewId } : {}),
-		...(msg.author ? { author: msg.author } : {}),
-		...(msg.association ? { association: msg.association } : {}),
-		...(msg.instruction ? { instruction: msg.instruction } : {}),
-	};
+	const { runId: _runId, requestedAt: _requestedAt, ...event } = msg;
 	const step = parent.steps.find((s) => s.prUrl === msg.prUrl);
 	const closed = parent.closedPullRequests?.some((p) => p.url === msg.prUrl);
 	const settings = step && settingsFor(deps, parent, step.repo);
@@ -199,8 +192,8 @@ export async function handleFollowUpDue(deps: PipelineDeps, msg: FollowUpDue): P
 	if (gathered.kind === "drop") return drop(deps, parent, pending, gathered.reason);
 	if (gathered.kind === "stuck") return stop(deps, parent, pending, gathered.failures);
 	// What joined while GitHub was asked belongs in this round: gather again, at once.
-	const now2 = await deps.store.getRun(parent.runId);
-	if (JSON.stringify(pendingOf(now2, pending.runId)) !== JSON.stringify(pending))
+	const current = await deps.store.getRun(parent.runId);
+	if (JSON.stringify(pendingOf(current, pending.runId)) !== JSON.stringify(pending))
 		return scheduleDue(deps, parent, pending, 0);
 	await startRound(deps, parent, pending, gathered.input, gathered.signature);
 }
@@ -443,17 +436,9 @@ async function sayOnPullRequestAndIssue(
 			`commenting on ${prUrl} failed: ${(err as Error).message}`,
 		);
 	}
-	try {
-		const tracker = deps.tracker(parent.source);
-		if (parent.agentSessionId && tracker.sessions)
-			await tracker.sessions.activity(parent.agentSessionId, { type: "response", body: text });
-		else await tracker.comment(parent.issue?.id ?? parent.issueId, text);
-	} catch (err) {
-		await note(
-			deps,
-			parent.runId,
-			"tracker.error",
-			`telling the issue failed: ${(err as Error).message}`,
-		);
-	}
+	await bestEffort(deps, parent, "telling the issue", (t) =>
+		parent.agentSessionId && t.sessions
+			? t.sessions.activity(parent.agentSessionId, { type: "response", body: text })
+			: t.comment(parent.issue?.id ?? parent.issueId, text),
+	);
 }

@@ -95,13 +95,13 @@ export function roundReport(
 	secrets: readonly string[],
 	noChange: boolean,
 ): RoundReport {
-	const clean = (text: string) => redact(text, secrets).slice(0, MAX_FOLLOW_UP_TEXT);
+	const clean = (text: string, max = MAX_FOLLOW_UP_TEXT) => redact(text, secrets).slice(0, max);
 	const given = new Set((round.comments ?? []).map((c) => c.id));
 	const seen = new Set<number>();
 	const replies = manifest.replies
 		.filter((r) => given.has(r.comment) && !seen.has(r.comment) && seen.add(r.comment))
 		.slice(0, MAX_REPLIES)
-		.map((r) => ({ commentId: r.comment, body: clean(r.body).slice(0, MAX_REPLY_TEXT) }));
+		.map((r) => ({ commentId: r.comment, body: clean(r.body, MAX_REPLY_TEXT) }));
 	return {
 		...(noChange ? { noChange: true } : {}),
 		summary: clean(manifest.summary),

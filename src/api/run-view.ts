@@ -1,4 +1,5 @@
 import { prUrls, type Run, workSteps } from "../domain/run";
+import { isTerminalRun } from "../domain/states";
 import { sumUsage } from "../domain/usage";
 import type { ApiDeps } from "./deps";
 import type { RunAnswer } from "./schemas";
@@ -67,12 +68,25 @@ export function runView(
 	};
 }
 
-/** One run as GET /api/runs/:id and its stream show it: with its rounds' statuses, read now. */
-export async function runDetailView(run: Run, deps: Pick<ApiDeps, "runUrl" | "now" | "store">) {
-	// A handful at most (follow_up.max_rounds).
-	const rounds = await Promise.all(
-		(run.followUps?.rounds ?? []).map((r) => deps.store.getRun(r.runId)),
+/**
+ * One run as GET /api/runs/:id and its stream show it: with its rounds' statuses (at most
+ * follow_up.max_rounds), read now. `known` keeps them between a stream's looks: a round that
+ * ended is not read again.
+ */
+export async function runDetailView(
+	run: Run,
+	deps: Pick<ApiDeps, "runUrl" | "now" | "store">,
+	known = new Map<string, Run["status"]>(),
+) {
+	const unsettled = (run.followUps?.rounds ?? []).filter((r) => {
+		const status = known.get(r.runId);
+		return status === undefined || !isTerminalRun(status);
+	});
+	await Promise.all(
+		unsettled.map(async (r) => {
+			const round = await deps.store.getRun(r.runId);
+			if (round) known.set(r.runId, round.status);
+		}),
 	);
-	const statuses = new Map(rounds.flatMap((r) => (r ? [[r.runId, r.status] as const] : [])));
-	return runView(run, deps, statuses);
+	return runView(run, deps, known);
 }

@@ -5,7 +5,7 @@ import { isTerminalRun } from "../domain/states";
 import type { ApiDeps } from "./deps";
 import { runDetailView } from "./run-view";
 
-/** How often an open stream looks for changes: two small reads per connection, and one per follow-up round. */
+/** How often an open stream looks for changes: two small reads per connection, and one per unfinished follow-up round. */
 const STREAM_POLL_MS = 1000;
 /** A comment this often keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
@@ -47,11 +47,12 @@ export function runStream(
 		async (stream) => {
 			let after = resumeAfter;
 			let lastView = "";
+			const rounds = new Map<string, Run["status"]>();
 			const opened = Date.now();
 			let lastWrite = opened;
 			let run: Run | undefined = first;
 			while (run && !stream.aborted) {
-				const view = await runDetailView(run, deps);
+				const view = await runDetailView(run, deps, rounds);
 				// The duration grows by itself; only a change of the run is news.
 				const seen = JSON.stringify({ ...view, durationSeconds: undefined });
 				if (seen !== lastView) {

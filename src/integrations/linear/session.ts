@@ -3,8 +3,9 @@ import { MAX_FOLLOW_UP_TEXT } from "../../domain/follow-up";
 import type { Plan } from "../../domain/plan";
 import { prUrls, type Run, workSteps } from "../../domain/run";
 
-// Linear agent sessions (README › Linear agent sessions): an issue delegated to (or mentioning) Lisa's app starts a
-// run; Lisa answers in the session with activities. Pure: payload rules and activity contents.
+// Linear agent sessions (README › Linear agent sessions): an issue delegated to (or mentioning)
+// Lisa's app starts a run; Lisa answers in the session with activities. Pure: payload rules and
+// activity contents.
 
 /** An activity in a Linear agent session (https://linear.app/developers/agent-interaction). */
 export type SessionActivity =

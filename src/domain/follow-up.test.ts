@@ -17,6 +17,7 @@ import {
 	mentionsLisa,
 } from "./follow-up";
 
+/** The defaults, spelled out: the test of the defaults compares with these. */
 const SETTINGS: FollowUpSettings = {
 	ci: true,
 	reviews: true,
@@ -328,15 +329,7 @@ describe("follow_up settings", () => {
 		parseConfig({ repos: [{ name: "api", url: "file:///tmp/api", ...repo }], ...extra });
 
 	it("defaults to ci, reviews and mentions on, three rounds", () => {
-		expect(followUpSettings(yaml(), "api")).toEqual({
-			ci: true,
-			reviews: true,
-			mentions: true,
-			review_comments: true,
-			max_rounds: 3,
-			debounce_seconds: 60,
-			allow: [],
-		});
+		expect(followUpSettings(yaml(), "api")).toEqual(SETTINGS);
 	});
 
 	it("lets a repository override single fields of the top level", () => {

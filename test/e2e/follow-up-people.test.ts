@@ -4,7 +4,6 @@ import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import { ROUND_PHRASE } from "../../src/task/steps/prompt";
 import type { GitHubIssue, GitHubPull } from "../doubles/github/server";
 import {
-	githubHeaders,
 	issueCommentEvent,
 	issuesEvent,
 	pullRequestCommentEvent,
@@ -15,7 +14,7 @@ import type { DoubleAgentSession } from "../doubles/linear/server";
 import { agentSessionWebhook } from "../doubles/linear/webhook";
 import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
-import { type ApiRun, GITHUB_WEBHOOK_SECRET } from "../support/world";
+import type { ApiRun } from "../support/world";
 
 // Follow-up rounds driven by people (README › Follow-ups), end to end on the local stack: reviews,
 // mentions and Linear session messages on the pull request of a finished run become rounds that push
@@ -47,12 +46,7 @@ ${repoFollowUp}`;
 /** The GitHub side of a world with GitHub Issues as the source. */
 function gitHubHelpers(world: () => StackWorld) {
 	const send = async (event: string, payload: unknown) => {
-		const body = JSON.stringify(payload);
-		const res = await world().post(
-			"/webhooks/github",
-			body,
-			githubHeaders(body, GITHUB_WEBHOOK_SECRET, event),
-		);
+		const res = await world().sendGitHub(event, payload);
 		return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 	};
 	const runsOf = async (n: number) =>

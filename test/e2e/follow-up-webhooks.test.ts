@@ -39,15 +39,7 @@ let pr: GitHubPull;
 beforeAll(async () => {
 	w = await createStackWorld({
 		source: "github",
-		config: ({ repo }) => `source: github
-source_config: {team: ${REPO}, label: lisa, pick_from: open, in_progress: in progress, done: in review}
-provider: claude
-limits: {max_attempts: 1}
-repos:
-  - name: api
-    url: ${repo.url}
-    slug: ${REPO}
-`,
+		configExtra: "limits: {max_attempts: 1}\n",
 	});
 	const stack = w.stack;
 	if (!stack) throw new Error("no stack");

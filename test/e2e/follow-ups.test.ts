@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GitHubIssue, GitHubPull } from "../doubles/github/server";
 import type { CheckSpec } from "../doubles/github/state";
-import {
-	checkRunEvent,
-	checkSuiteEvent,
-	githubHeaders,
-	issuesEvent,
-} from "../doubles/github/webhook";
+import { checkRunEvent, checkSuiteEvent, issuesEvent } from "../doubles/github/webhook";
 import { createStackWorld, type StackWorld } from "../support/stack";
-import { type ApiRun, GITHUB_WEBHOOK_SECRET } from "../support/world";
+import type { ApiRun } from "../support/world";
 
 // Red CI on Lisa's pull requests, end to end on the local stack (README › Follow-ups): a failing
 // commit makes one round that pushes to the same PR; several failing checks of one commit make one
@@ -21,27 +16,13 @@ let w: StackWorld;
 beforeAll(async () => {
 	w = await createStackWorld({
 		source: "github",
-		config: ({ repo }) => `source: github
-source_config: {team: ${REPO}, label: lisa, pick_from: open, in_progress: in progress, done: in review}
-provider: claude
-limits: {max_attempts: 1}
-follow_up: {debounce_seconds: 1}
-repos:
-  - name: api
-    url: ${repo.url}
-    slug: ${REPO}
-`,
+		configExtra: "limits: {max_attempts: 1}\nfollow_up: {debounce_seconds: 1}\n",
 	});
 });
 afterAll(() => w.stop());
 
 const send = async (event: string, payload: unknown) => {
-	const body = JSON.stringify(payload);
-	const res = await w.post(
-		"/webhooks/github",
-		body,
-		githubHeaders(body, GITHUB_WEBHOOK_SECRET, event),
-	);
+	const res = await w.sendGitHub(event, payload);
 	return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 const pullOf = (runId: string) =>

@@ -31,14 +31,8 @@ repos:
 });
 afterAll(() => w.stop());
 
-const send = (event: string, payload: unknown, deliveryId?: string) => {
-	const body = JSON.stringify(payload);
-	return w.post(
-		"/webhooks/github",
-		body,
-		githubHeaders(body, GITHUB_WEBHOOK_SECRET, event, deliveryId),
-	);
-};
+const send = (event: string, payload: unknown, deliveryId?: string) =>
+	w.sendGitHub(event, payload, deliveryId);
 const human = "ada";
 const labelled = (issue: GitHubIssue) =>
 	send("issues", issuesEvent(w.github, REPO, issue, { label: "lisa", sender: human }));

@@ -5,9 +5,17 @@ import type { Settings } from "../../src/config/settings";
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import { type LocalStack, startLocalStack } from "../../src/local/stack";
 import { createLogger } from "../../src/log";
+import { githubHeaders } from "../doubles/github/webhook";
 import type { DoubleIssue } from "../doubles/linear/server";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
-import { type ApiRun, type ConfigOptions, createWorld, WEBHOOK_SECRET, type World } from "./world";
+import {
+	type ApiRun,
+	type ConfigOptions,
+	createWorld,
+	GITHUB_WEBHOOK_SECRET,
+	WEBHOOK_SECRET,
+	type World,
+} from "./world";
 
 // The whole local stack (`lisa start`) against every double: the base world with all its trackers,
 // the fake agents and bare repositories, and the stack in this process or in another one.
@@ -55,6 +63,8 @@ export interface StackWorld extends World<ReturnType<typeof parts>> {
 	appWith(patch: SettingsPatch): ReturnType<typeof createApp>;
 	/** POSTs a raw body to a path of the stack. */
 	post(p: string, body: string, headers: Record<string, string>): Promise<Response>;
+	/** POSTs a GitHub delivery of `event`, signed with the world's secret; returns the response. */
+	sendGitHub(event: string, payload: unknown, deliveryId?: string): Promise<Response>;
 	/** POSTs a signed Issue webhook; returns the response. */
 	sendWebhook(body: string, headers?: Record<string, string>): Promise<Response>;
 	createdWebhook(issue: DoubleIssue): string;
@@ -114,6 +124,14 @@ export async function createStackWorld(opts: StackOptions = {}): Promise<StackWo
 		createdWebhook: (issue) =>
 			JSON.stringify(issueWebhook({ action: "create", issue, double: base.linear })),
 		post: (p, body, headers) => fetch(`${world.url()}${p}`, { method: "POST", body, headers }),
+		sendGitHub: (event, payload, deliveryId) => {
+			const body = JSON.stringify(payload);
+			return world.post(
+				"/webhooks/github",
+				body,
+				githubHeaders(body, GITHUB_WEBHOOK_SECRET, event, deliveryId),
+			);
+		},
 		sendWebhook: (body, headers) =>
 			fetch(`${world.url()}/webhooks/linear`, {
 				method: "POST",

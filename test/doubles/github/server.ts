@@ -17,7 +17,7 @@ import {
 	type GitHubReview,
 	type GitHubReviewComment,
 	now,
-	type ReviewState,
+	type ReviewInput,
 } from "./state";
 
 export type { FailSpec, RecordedRequest, UnhandledRequest } from "./routes";
@@ -41,26 +41,9 @@ export type {
 	GitHubReviewComment,
 	GitHubUser,
 	GitHubWorkflowRun,
+	ReviewInput,
 	ReviewState,
 } from "./state";
-
-/** A review as a test submits it (GitHubDouble.addReview). */
-export interface ReviewInput {
-	user: string;
-	state: ReviewState;
-	body?: string;
-	/**
-	 * Inline comments: `path` and `line` (of the pull request's head, or the base with side LEFT)
-	 * start a thread; `in_reply_to` (a review comment's id) answers one instead.
-	 */
-	comments?: {
-		path?: string;
-		line?: number;
-		side?: "LEFT" | "RIGHT";
-		body: string;
-		in_reply_to?: number;
-	}[];
-}
 
 export const DEFAULT_GITHUB_TOKEN = "ghp_testtoken0123456789abcdefABCDEF0123";
 

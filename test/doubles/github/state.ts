@@ -235,6 +235,24 @@ export interface AnnotationSpec {
 }
 
 /** One check of a commit, as a test sets it (GitHubDouble.setChecks). */
+/** A review as a test submits it (GitHubDouble.addReview). */
+export interface ReviewInput {
+	user: string;
+	state: ReviewState;
+	body?: string;
+	/**
+	 * Inline comments: `path` and `line` (of the pull request's head, or the base with side LEFT)
+	 * start a thread; `in_reply_to` (a review comment's id) answers one instead.
+	 */
+	comments?: {
+		path?: string;
+		line?: number;
+		side?: "LEFT" | "RIGHT";
+		body: string;
+		in_reply_to?: number;
+	}[];
+}
+
 export interface CheckSpec {
 	name: string;
 	/** Defaults to `completed`. */
@@ -955,18 +973,7 @@ export class DoubleState {
 	addReview(
 		repo: RepoRec,
 		issue: IssueRec,
-		spec: {
-			user: string;
-			state: ReviewState;
-			body?: string;
-			comments?: {
-				path?: string;
-				line?: number;
-				side?: "LEFT" | "RIGHT";
-				body: string;
-				in_reply_to?: number;
-			}[];
-		},
+		spec: ReviewInput,
 	): { review: ReviewRec; comments: ReviewCommentRec[] } {
 		const pull = issue.pull;
 		if (!pull) throw new Error(`#${issue.number} is not a pull request`);

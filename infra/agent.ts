@@ -104,6 +104,9 @@ export const agentLink = new sst.Linkable(LINK.agent, {
 		securityGroups: link.securityGroups,
 		assignPublicIp: link.assignPublicIp,
 		capacity: config.agent.capacity,
+		// What a second of a task costs is priced from its size (README › Cost and budgets).
+		vcpu: Number.parseFloat(config.agent.cpu),
+		memoryGb: Number.parseFloat(config.agent.memory),
 	},
 	include: [
 		sst.aws.permission({

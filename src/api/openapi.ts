@@ -1,5 +1,7 @@
 import * as z from "zod";
 import {
+	approveBody,
+	approvingAnswer,
 	cancellingAnswer,
 	errorAnswer,
 	eventsAnswer,
@@ -135,6 +137,25 @@ export function openApiDocument(serverUrl?: string) {
 						400: badRunId,
 						404: error("No such run"),
 						409: error("The run is already finished"),
+						413: tooLarge,
+						...adminOnly,
+					},
+				},
+			},
+			"/api/runs/{id}/approve": {
+				post: {
+					summary:
+						"Approve spending more on a run paused at its cost limit: it goes on up to the new limit",
+					parameters: [runId],
+					requestBody: {
+						required: false,
+						content: { "application/json": { schema: json(approveBody, "input") } },
+					},
+					responses: {
+						202: answer("Approving; the run's new limit", approvingAnswer),
+						400: error("A malformed run id, or a limit not above what the run spent"),
+						404: error("No such run"),
+						409: error("The run is not awaiting approval"),
 						413: tooLarge,
 						...adminOnly,
 					},

@@ -3,11 +3,19 @@ import { Hono } from "hono";
 import type * as z from "zod";
 import { isTerminalRun } from "../domain/states";
 import { requestRun } from "../pipeline/request";
-import { cancelRequested, requestAgain } from "../queue/messages";
+import { approveRequested, cancelRequested, requestAgain } from "../queue/messages";
 import { InvalidCursor } from "../store";
 import type { ApiDeps } from "./deps";
 import { runDetailView, runView } from "./run-view";
-import { eventsQuery, listQuery, runPath, startBody, statsQuery, streamQuery } from "./schemas";
+import {
+	approveBody,
+	eventsQuery,
+	listQuery,
+	runPath,
+	startBody,
+	statsQuery,
+	streamQuery,
+} from "./schemas";
 import { runStats, STATS_FIELDS } from "./stats";
 import { runStream } from "./stream";
 
@@ -127,6 +135,43 @@ export function runsRoutes(deps: ApiDeps): Hono {
 			}),
 		);
 		return c.json({ id: run.runId, status: "cancelling" }, 202);
+	});
+
+	// Yes to spending more on a run paused at its cost limit (README › Cost and budgets).
+	api.post("/runs/:id/approve", runId, async (c) => {
+		let raw: unknown = {};
+		const text = await c.req.text();
+		try {
+			if (text.trim()) raw = JSON.parse(text);
+		} catch {
+			return c.json({ error: "body is not valid JSON" }, 400);
+		}
+		const parsed = approveBody.safeParse(raw);
+		if (!parsed.success) return validationError(parsed, c) as Response;
+		const run = await deps.store.getRun(c.req.valid("param").id);
+		if (!run) return c.json({ error: "run not found" }, 404);
+		const request = run.approval;
+		if (run.status !== "awaiting_approval" || !request)
+			return c.json({ error: `run is ${run.status}, not awaiting_approval` }, 409);
+		const limitUsd = parsed.data.limitUsd ?? request.proposedLimitUsd;
+		if (limitUsd <= request.spentUsd)
+			return c.json(
+				{
+					error: `limitUsd must be more than the $${request.spentUsd.toFixed(2)} the run has spent`,
+				},
+				400,
+			);
+		await deps.queue.send(
+			"events",
+			approveRequested({
+				runId: run.runId,
+				limitUsd,
+				by: "api",
+				via: "api",
+				requestedAt: request.requestedAt,
+			}),
+		);
+		return c.json({ id: run.runId, status: "approving", limitUsd }, 202);
 	});
 
 	api.post("/runs/:id/retry", runId, async (c) => {

@@ -77,6 +77,13 @@ export const startBody = z.object({
 
 // ── answers ─────────────────────────────────────────────────────────────────────────────────
 
+export const approveBody = z.strictObject({
+	limitUsd: z.number().positive().max(1e6).optional().meta({
+		description:
+			"The run's new cost limit in USD (default: what it spent plus limits.max_run_cost_usd)",
+	}),
+});
+
 export const errorAnswer = z.object({
 	error: z.string(),
 	issues: z.array(z.string()).optional(),
@@ -236,6 +243,11 @@ export const statsAnswer = z.object({
 export const startedAnswer = z.object({ id: z.string() });
 export const cancellingAnswer = z.object({ id: z.string(), status: z.literal("cancelling") });
 export const retriedAnswer = z.object({ id: z.string(), retryOf: z.string() });
+export const approvingAnswer = z.object({
+	id: z.string(),
+	status: z.literal("approving"),
+	limitUsd: z.number(),
+});
 
 // The wire types, for the API's clients (the CLI, the dashboard, the tests): one definition, these schemas.
 export type RunAnswer = z.output<typeof runAnswer>;

@@ -137,9 +137,17 @@ describe("formatting", () => {
 	});
 
 	it("the overview", () => {
-		const counts = { queued: 1, planning: 0, running: 0, succeeded: 3, failed: 1, cancelled: 0 };
+		const counts = {
+			queued: 1,
+			planning: 0,
+			running: 0,
+			awaiting_approval: 0,
+			succeeded: 3,
+			failed: 1,
+			cancelled: 0,
+		};
 		expect(overview({ counts, total: 5, successRate: 0.75 }, [], new Date())).toEqual([
-			"runs: 5 (queued 1 · planning 0 · running 0 · succeeded 3 · failed 1 · cancelled 0)",
+			"runs: 5 (queued 1 · planning 0 · running 0 · awaiting_approval 0 · succeeded 3 · failed 1 · cancelled 0)",
 			"success rate: 75%",
 			"no active runs",
 		]);

@@ -50,6 +50,8 @@ export interface EcsTarget {
 	 * on regular Fargate, so a reclaimed step is not reclaimed again.
 	 */
 	capacity: "fargate" | "spot";
+	/** The task definition's size, for the compute cost; unknown when the variables are missing. */
+	size?: { vcpu: number; memoryGb: number };
 }
 
-export type AgentLink = EcsTarget;
+export type AgentLink = Omit<EcsTarget, "size"> & { vcpu?: number; memoryGb?: number };

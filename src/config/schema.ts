@@ -1,6 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as z from "zod";
+import { FARGATE_LIST_PRICE, type PriceTable } from "../domain/cost";
 import type { FollowUpSettings } from "../domain/follow-up";
 
 // `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted additions.
@@ -91,6 +92,8 @@ const repoSchema = z.object({
 	native_worktree: z.boolean().default(false),
 	// Overrides the top-level `follow_up` for this repository's pull requests.
 	follow_up: followUpSchema.optional(),
+	// What this repository's runs may spend a day, besides `limits.daily_budget_usd` for all.
+	daily_budget_usd: z.number().positive().optional(),
 });
 
 const sourceConfigSchema = z.object({
@@ -114,6 +117,27 @@ const limitsSchema = z.object({
 	stale_output_seconds: z.number().int().positive().default(240),
 	parallel_steps: z.number().int().positive().default(1),
 	retry_backoff_seconds: z.number().min(0).default(10),
+	// A run (with its follow-up rounds) pauses for approval when its cost passes this.
+	max_run_cost_usd: z.number().positive().default(10),
+	// What all runs may spend a day (UTC); unset: no daily budget.
+	daily_budget_usd: z.number().positive().optional(),
+	// A run waiting for approval fails after this long.
+	approval_timeout_hours: z.number().positive().max(720).default(72),
+});
+
+const usdPerMillion = z.number().min(0).max(10_000);
+/** One model's price, USD per million tokens; a cache price missing is taken as the input's. */
+const tokenPriceSchema = z.object({
+	input: usdPerMillion,
+	output: usdPerMillion,
+	cache_read: usdPerMillion.optional(),
+	cache_write: usdPerMillion.optional(),
+});
+
+const computePriceSchema = z.object({
+	vcpu_hour: z.number().min(0).default(FARGATE_LIST_PRICE.vcpu_hour),
+	gb_hour: z.number().min(0).default(FARGATE_LIST_PRICE.gb_hour),
+	ipv4_hour: z.number().min(0).default(FARGATE_LIST_PRICE.ipv4_hour),
 });
 
 const commentsSchema = z.object({
@@ -131,13 +155,23 @@ export const configSchema = z.object({
 	limits: limitsSchema.default(limitsSchema.parse({})),
 	comments: commentsSchema.default(commentsSchema.parse({})),
 	follow_up: followUpSchema.default({}),
+	// "<provider>:<model>" → USD per million tokens, over the built-in list (README › Cost and budgets).
+	pricing: z
+		.record(z.string().regex(/^[a-z]+:.+$/, 'use "<provider>:<model>" keys'), tokenPriceSchema)
+		.default({}),
+	// The agent container's price (Fargate on demand); zero on the local stack.
+	compute_pricing: computePriceSchema.default(computePriceSchema.parse({})),
 	// Accepted for compatibility with the original CLI; the hosted pipeline always uses worktrees.
 	workflow: z.enum(["worktree", "branch"]).optional(),
 });
 
 export type RepoConfig = z.infer<typeof repoSchema> & { slug?: string; base_branch: string };
-export type LisaConfig = Omit<z.infer<typeof configSchema>, "models" | "repos" | "follow_up"> & {
+export type LisaConfig = Omit<
+	z.infer<typeof configSchema>,
+	"models" | "repos" | "follow_up" | "pricing"
+> & {
 	models: string[];
+	pricing: PriceTable;
 	follow_up: FollowUpSettings;
 	repos: RepoConfig[];
 };
@@ -153,6 +187,7 @@ const FIX_HINTS: [RegExp, string][] = [
 	[/^source$/, `use one of ${SOURCES.join(", ")}`],
 	[/^limits\./, "use a positive number"],
 	[/(^|\.)follow_up\./, "see README › Follow-ups"],
+	[/^(pricing|compute_pricing)/, "see README › Cost and budgets"],
 ];
 
 function hintFor(field: string): string | undefined {
@@ -243,6 +278,12 @@ export function parseConfig(raw: unknown, file = ".lisa/config.yaml"): LisaConfi
 		...c,
 		models: c.models ?? [c.provider],
 		follow_up: { ...FOLLOW_UP_DEFAULTS, ...c.follow_up },
+		pricing: Object.fromEntries(
+			Object.entries(c.pricing).map(([k, p]) => [
+				k,
+				{ ...p, cache_read: p.cache_read ?? p.input, cache_write: p.cache_write ?? p.input },
+			]),
+		),
 		repos: c.repos.map((r) => ({
 			...r,
 			slug: r.slug ?? slugFromUrl(r.url),

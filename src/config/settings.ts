@@ -58,7 +58,15 @@ function ecsTarget(env: NodeJS.ProcessEnv): EcsTarget | undefined {
 		securityGroups: list(env.LISA_ECS_SECURITY_GROUPS),
 		assignPublicIp: env.LISA_ECS_PUBLIC_IP !== "false",
 		capacity: env.LISA_ECS_CAPACITY === "spot" ? "spot" : "fargate",
+		...taskSize(env),
 	};
+}
+
+/** LISA_ECS_VCPU and LISA_ECS_MEMORY_GB: the agent task's size, priced as compute. */
+function taskSize(env: NodeJS.ProcessEnv): Pick<EcsTarget, "size"> {
+	const vcpu = Number(opt(env.LISA_ECS_VCPU));
+	const memoryGb = Number(opt(env.LISA_ECS_MEMORY_GB));
+	return vcpu > 0 && memoryGb > 0 ? { size: { vcpu, memoryGb } } : {};
 }
 
 type Linked = Record<string, unknown>;
@@ -109,6 +117,8 @@ export function withLinks(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessE
 			LISA_ECS_PUBLIC_IP:
 				agent.assignPublicIp === undefined ? undefined : String(agent.assignPublicIp),
 			LISA_ECS_CAPACITY: agent.capacity,
+			LISA_ECS_VCPU: agent.vcpu === undefined ? undefined : String(agent.vcpu),
+			LISA_ECS_MEMORY_GB: agent.memoryGb === undefined ? undefined : String(agent.memoryGb),
 		});
 	const out: NodeJS.ProcessEnv = { ...env };
 	for (const [k, v] of Object.entries(vars)) if (typeof v === "string" && v !== "") out[k] = v;

@@ -75,8 +75,42 @@ export interface Step {
 	finishedAt?: string;
 	report?: StepReport;
 	validation?: StepValidation;
-	/** What each attempt's agents used, per attempt that reported. */
+	/** What each attempt's agents used and cost, per attempt that ended. */
 	usage?: StepAttemptUsage[];
+	/**
+	 * Set at launch: the run's limit and what it (with its pull request's other rounds) had spent,
+	 * so the task stops its agent when the attempt's spend takes it past the limit.
+	 */
+	budget?: StepBudget;
+}
+
+export interface StepBudget {
+	limitUsd: number;
+	spentUsd: number;
+}
+
+/** A run paused because its cost passed its limit (README › Cost and budgets). */
+export interface ApprovalRequest {
+	requestedAt: string;
+	spentUsd: number;
+	limitUsd: number;
+	/** The limit an approval without one sets: what was spent plus `limits.max_run_cost_usd`. */
+	proposedLimitUsd: number;
+	/** The steps launched when approved (pending meanwhile). */
+	steps: number[];
+	/** What the run goes back to. */
+	resume: "planning" | "running";
+	/** The request is said on the issue and the pull request. */
+	said?: boolean;
+}
+
+export interface Approval {
+	by: string;
+	via: "api" | "github" | "linear";
+	at: string;
+	limitUsd: number;
+	/** What the run had spent when approved. */
+	spentUsd: number;
 }
 
 /** Which tracker side effects are done, so a redelivered message resumes instead of repeating. */
@@ -176,6 +210,12 @@ export interface Run {
 	round?: RoundInput;
 	/** The run that opened a pull request: its follow-up rounds, pending and done. */
 	followUps?: FollowUpState;
+	/** The run's cost limit when an approval raised it over `limits.max_run_cost_usd`. */
+	limitUsd?: number;
+	/** Set while the run is `awaiting_approval`. */
+	approval?: ApprovalRequest;
+	/** Every yes to spending more, in order. */
+	approvals?: Approval[];
 }
 
 type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;

@@ -4,6 +4,8 @@ export const RUN_STATUSES = [
 	"queued",
 	"planning",
 	"running",
+	/** The run's cost passed its limit: nothing runs until someone approves more, or it expires. */
+	"awaiting_approval",
 	"succeeded",
 	"failed",
 	"cancelled",
@@ -30,7 +32,8 @@ export const AGENT_STATES = [
 ] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
 
-export const RUN_EVENTS = ["plan", "start", "succeed", "fail", "cancel"] as const;
+/** `pause`: the budget ran out; `plan` or `start` go on after an approval. */
+export const RUN_EVENTS = ["plan", "start", "pause", "succeed", "fail", "cancel"] as const;
 export type RunEvent = (typeof RUN_EVENTS)[number];
 
 /** `retry` launches the next attempt now; `defer` waits for it pending (a retry's backoff). */
@@ -48,8 +51,15 @@ export type StepEvent = (typeof STEP_EVENTS)[number];
 const RUN_TRANSITIONS: Record<RunStatus, Partial<Record<RunEvent, RunStatus>>> = {
 	// A single-repo run skips planning: queued → running.
 	queued: { plan: "planning", start: "running", fail: "failed", cancel: "cancelled" },
-	planning: { start: "running", fail: "failed", cancel: "cancelled" },
-	running: { succeed: "succeeded", fail: "failed", cancel: "cancelled" },
+	planning: { start: "running", pause: "awaiting_approval", fail: "failed", cancel: "cancelled" },
+	running: {
+		succeed: "succeeded",
+		pause: "awaiting_approval",
+		fail: "failed",
+		cancel: "cancelled",
+	},
+	// Approved: back to planning (the plan was not accepted yet) or to work.
+	awaiting_approval: { plan: "planning", start: "running", fail: "failed", cancel: "cancelled" },
 	succeeded: {},
 	failed: {},
 	cancelled: {},

@@ -18,7 +18,10 @@ export type TokenUsage = z.infer<typeof tokenUsageSchema>;
 
 /** One agent run of an attempt: a model of the fallback chain, or a validation retry. */
 export const agentRunUsageSchema = z.object({
+	/** The `models` entry that ran ("codex", "claude:opus"). */
 	model: z.string().max(200),
+	/** The model the CLI said it served, when the entry names none (priced by it). */
+	servedModel: z.string().max(200).optional(),
 	ok: z.boolean(),
 	turns: z.number().int().min(0).optional(),
 	/** Absent when the run reported none (a CLI killed before its summary, an old CLI). */
@@ -33,8 +36,24 @@ export const attemptUsageSchema = z.object({
 });
 export type AttemptUsage = z.infer<typeof attemptUsageSchema>;
 
-/** Kept on the step, one per attempt that reported. */
-export type StepAttemptUsage = AttemptUsage & { attempt: number };
+/** An attempt's cost (src/domain/cost.ts), kept with its usage so a later price change never rewrites history. */
+export interface AttemptCost {
+	/** Null when some agent run's cost is unknown (`unknown` says which). */
+	modelUsd: number | null;
+	/** The model spend that is known: what a budget counts. */
+	knownModelUsd: number;
+	computeUsd: number;
+	unknown?: string[];
+}
+
+/** Kept on the step, one per attempt that ended: its usage, container time and cost. */
+export type StepAttemptUsage = AttemptUsage & {
+	attempt: number;
+	/** The attempt's container time (launch to report). */
+	seconds?: number;
+	/** Priced when the attempt was recorded (README › Cost and budgets). */
+	cost?: AttemptCost;
+};
 
 /** The sum of what was reported; a cost only when some run reported one. */
 export function sumUsage(list: readonly (TokenUsage | undefined)[]): TokenUsage {
@@ -61,12 +80,24 @@ export function attemptUsage(runs: readonly AgentRunUsage[]): AttemptUsage | und
 	return { runs: [...runs], total: sumUsage(runs.map((r) => r.usage)) };
 }
 
-/** The step's usage list with this attempt's (once: a redelivered report replaces its own). */
+const NO_USAGE: AttemptUsage = {
+	runs: [],
+	total: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+};
+
+/**
+ * The step's usage list with this attempt's (once: a redelivered report replaces its own). An
+ * attempt whose agents reported nothing is kept too when its container ran: that time was billed.
+ */
 export function withAttemptUsage(
 	list: readonly StepAttemptUsage[] | undefined,
 	attempt: number,
 	usage: AttemptUsage | undefined,
+	spent?: { seconds: number; cost: AttemptCost },
 ): StepAttemptUsage[] | undefined {
-	if (!usage) return list ? [...list] : undefined;
-	return [...(list ?? []).filter((u) => u.attempt !== attempt), { attempt, ...usage }];
+	if (!usage && !spent?.seconds) return list ? [...list] : undefined;
+	return [
+		...(list ?? []).filter((u) => u.attempt !== attempt),
+		{ attempt, ...(usage ?? NO_USAGE), ...spent },
+	];
 }

@@ -1,5 +1,6 @@
 import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
+import type { TaskSize } from "../domain/cost";
 import type { PullRequestFollowUps } from "../integrations/github/pulls/follow-up";
 import type { Tracker } from "../integrations/tracker";
 import type { Launcher } from "../launcher/launcher";
@@ -21,4 +22,6 @@ export interface PipelineDeps {
 	now(): Date;
 	/** The run's page on the dashboard (also reachable through the API). */
 	runUrl(runId: string): string;
+	/** The agent task's size on Fargate, priced as compute; undefined locally (compute is free). */
+	taskSize?: TaskSize;
 }

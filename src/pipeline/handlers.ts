@@ -1,5 +1,6 @@
 import { failureText, type GivingUp, sqsBatchHandler } from "../queue/batch";
 import { type EventMessage, eventMessageSchema, runRequestedSchema } from "../queue/messages";
+import { handleApprove } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { failForGood } from "./finalize";
 import { handleFollowUpDue, handleFollowUpRequested } from "./follow-up";
@@ -68,6 +69,8 @@ function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void
 			return handleStepLaunch(deps, msg);
 		case "run.cancel":
 			return handleCancel(deps, msg);
+		case "run.approve":
+			return handleApprove(deps, msg);
 		case "session.prompted":
 			return handleSessionPrompted(deps, msg);
 		case "pr.closed":

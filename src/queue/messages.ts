@@ -55,6 +55,8 @@ export const stepFinishedSchema = z.object({
 	plan: planSchema.optional(),
 	/** What the attempt's agents used. */
 	usage: attemptUsageSchema.optional(),
+	/** The task stopped its agent because the run's cost passed its limit (README › Cost and budgets). */
+	budget: z.object({ spentUsd: z.number().min(0), limitUsd: z.number().min(0) }).optional(),
 	/** A follow-up round's outcome. */
 	round: z
 		.object({
@@ -91,6 +93,22 @@ export const cancelRequestedSchema = z.object({
 	requestedAt: z.string(),
 });
 export type CancelRequested = z.infer<typeof cancelRequestedSchema>;
+
+/**
+ * Someone said yes to spending more on a run waiting for approval: the API's admin, a `/lisa
+ * continue` comment, or the run's Linear agent session. `limitUsd` is the run's new limit.
+ */
+export const approveRequestedSchema = z.object({
+	type: z.literal("run.approve"),
+	runId: runIdSchema,
+	limitUsd: z.number().positive().max(1e6).optional(),
+	by: z.string().min(1).max(256),
+	/** Where the yes came from: "api", "github", "linear". */
+	via: z.enum(["api", "github", "linear"]),
+	/** The approval request it answers (`approval.requestedAt`): a late yes never approves a later request. */
+	requestedAt: z.string(),
+});
+export type ApproveRequested = z.infer<typeof approveRequestedSchema>;
 
 /** The longest follow-up a message carries: what the run keeps of it. */
 export const MAX_SESSION_PROMPT = 4 * 1024;
@@ -161,6 +179,7 @@ export const eventMessageSchema = z.discriminatedUnion("type", [
 	stepFinishedSchema,
 	stepLaunchSchema,
 	cancelRequestedSchema,
+	approveRequestedSchema,
 	sessionPromptedSchema,
 	pullRequestClosedSchema,
 	followUpRequestedSchema,
@@ -186,6 +205,7 @@ export const requestAgain = (
 export const stepFinished = message<StepFinished>("step.finished");
 export const stepLaunch = message<StepLaunch>("step.launch");
 export const cancelRequested = message<CancelRequested>("run.cancel");
+export const approveRequested = message<ApproveRequested>("run.approve");
 export const sessionPrompted = message<SessionPrompted>("session.prompted");
 export const pullRequestClosed = message<PullRequestClosedMessage>("pr.closed");
 export const followUpRequested = message<FollowUpRequested>("followup.requested");

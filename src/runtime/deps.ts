@@ -67,6 +67,7 @@ export function createDeps(
 	return {
 		...api,
 		launcher: opts.launcher,
+		...(settings.launcher === "ecs" && settings.ecs?.size ? { taskSize: settings.ecs.size } : {}),
 		tracker: trackerFactory(settings, api.config),
 		pulls: () => {
 			if (!pulls) {

@@ -5,6 +5,7 @@ import type { DeliveryStore } from "./deliveries";
 import type { GuardrailStore } from "./guardrails";
 import type { PullRequestStore } from "./pull-requests";
 import type { RunStore } from "./runs";
+import type { SpendStore } from "./spend";
 import type { TimelineStore } from "./timeline";
 
 export type { CoordinationStore } from "./coordination";
@@ -13,6 +14,7 @@ export { InvalidCursor, VersionConflict } from "./errors";
 export type { GuardrailStore } from "./guardrails";
 export type { PullRequestStore } from "./pull-requests";
 export type { Page, RunFilter, RunStore, TaskStepFields } from "./runs";
+export type { DaySpend, SpendStore } from "./spend";
 export type { RunEvent, TimelineStore } from "./timeline";
 
 /** Everything the pipeline and the API use. */
@@ -21,7 +23,8 @@ export type Store = RunStore &
 	GuardrailStore &
 	CoordinationStore &
 	DeliveryStore &
-	PullRequestStore;
+	PullRequestStore &
+	SpendStore;
 
 /** The part the agent task's IAM role allows (infra/agent.ts): its step, the timeline, guardrails. */
 export type TaskStore = Pick<RunStore, "getRun" | "updateStepFields"> &

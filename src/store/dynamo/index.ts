@@ -7,6 +7,7 @@ import { dynamoDeliveries } from "./deliveries";
 import { dynamoGuardrails } from "./guardrails";
 import { dynamoPullRequests } from "./pull-requests";
 import { dynamoRuns } from "./runs";
+import { dynamoSpend } from "./spend";
 import { dynamoTimeline } from "./timeline";
 
 export type { RequestObserver } from "./client";
@@ -23,6 +24,7 @@ export function dynamoStore(doc: DynamoDBDocumentClient, table: string): DynamoS
 		...dynamoCoordination(t),
 		...dynamoDeliveries(t),
 		...dynamoPullRequests(t),
+		...dynamoSpend(t),
 		observe: (observer) => t.observe(observer),
 	};
 }

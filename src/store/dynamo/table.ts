@@ -32,6 +32,8 @@ export const key = {
 	pullRequest: (url: string) => ({ pk: `PR#${url}`, sk: "RUN" }),
 	/** Per-repo guardrails: recent failure summaries offered to later prompts. */
 	guardrail: (repo: string, id: string) => ({ pk: `REPO#${repo}`, sk: `GUARD#${id}` }),
+	/** The daily budget's ledger: what the attempts that ended on a UTC day cost. */
+	spend: (day: string) => ({ pk: `SPEND#${day}`, sk: "SPEND" }),
 	issuePartition: (source: string, issueId: string) => `ISSUE#${source}#${issueId}`,
 	statusPartition: (status: string) => `STATUS#${status}`,
 	feedPartition: "RUNS",

@@ -31,7 +31,11 @@ describe("config", () => {
 			stale_output_seconds: 240,
 			parallel_steps: 1,
 			retry_backoff_seconds: 10,
+			max_run_cost_usd: 10,
+			approval_timeout_hours: 72,
 		});
+		expect(c.pricing).toEqual({});
+		expect(c.compute_pricing).toEqual({ vcpu_hour: 0.04048, gb_hour: 0.004445, ipv4_hour: 0.005 });
 		expect(c.repos[0]).toMatchObject({
 			name: "api",
 			slug: "acme/api",

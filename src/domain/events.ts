@@ -10,6 +10,10 @@ export const TIMELINE_EVENTS = [
 	"run.planning",
 	"run.waiting",
 	"run.redriven",
+	// Budgets (README › Cost and budgets).
+	"run.awaiting_approval",
+	"run.approved",
+	"approval.ignored",
 	"run.succeeded",
 	"run.failed",
 	"run.cancelled",

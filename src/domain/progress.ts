@@ -1,4 +1,5 @@
 import { type StepFinished, stepFinished } from "../queue/messages";
+import { attemptCost, type Costing } from "./cost";
 import { type Plan, validatePlan } from "./plan";
 import {
 	newStep,
@@ -11,7 +12,7 @@ import {
 	workSteps,
 } from "./run";
 import { isTerminalRun, isTerminalStep, nextRunStatus } from "./states";
-import { withAttemptUsage } from "./usage";
+import { type AttemptCost, withAttemptUsage } from "./usage";
 
 // What the pipeline does next when a step reports (or is found dead). Pure: the handler applies the
 // patch with one conditional write and then performs the side effects the decision names.
@@ -84,11 +85,25 @@ export function retryDelaySeconds(backoff: number, attempt: number): number {
 	return Math.min(MAX_RETRY_DELAY_SECONDS, Math.ceil(backoff * 2 ** Math.max(0, attempt - 2)));
 }
 
+/** The attempt's container time and cost, priced as it is recorded (README › Cost and budgets). */
+export function attemptSpend(
+	step: Step,
+	msg: StepFinished,
+	now: string,
+	costing: Costing,
+): { seconds: number; endedAt: string; cost: AttemptCost } {
+	const seconds = step.launchedAt
+		? Math.max(0, (Date.parse(now) - Date.parse(step.launchedAt)) / 1000)
+		: 0;
+	return { seconds, endedAt: now, cost: attemptCost(msg.usage, seconds, costing) };
+}
+
 export function decideOnStepFinished(
 	run: Run,
 	outcome: StepOutcome,
 	now: string,
 	limits: Limits,
+	costing?: Costing,
 ): Decision {
 	const msg = effectiveOutcome(run, outcome);
 	if (isTerminalRun(run.status)) return { kind: "ignore", reason: `run already ${run.status}` };
@@ -100,6 +115,12 @@ export function decideOnStepFinished(
 			reason: `stale report for attempt ${msg.attempt} (step is on attempt ${step.attempt})`,
 		};
 	if (isTerminalStep(step.status)) return { kind: "ignore", reason: `step already ${step.status}` };
+	const usage = withAttemptUsage(
+		step.usage,
+		step.attempt,
+		msg.usage,
+		costing && attemptSpend(step, msg, now, costing),
+	);
 
 	if (msg.outcome === "failed" && msg.transient && step.attempt < limits.maxAttempts) {
 		const attempt = step.attempt + 1;
@@ -120,7 +141,7 @@ export function decideOnStepFinished(
 						agentState: undefined,
 						heartbeatAt: undefined,
 						report: undefined,
-						usage: withAttemptUsage(step.usage, step.attempt, msg.usage),
+						usage,
 						launchedAt: delaySeconds ? undefined : now,
 						notBefore: delaySeconds ? at : undefined,
 					},
@@ -136,7 +157,7 @@ export function decideOnStepFinished(
 		prUrl: msg.prUrl ?? step.prUrl,
 		provider: msg.provider ?? step.provider,
 		error: msg.outcome === "failed" ? (msg.error ?? "the step failed") : undefined,
-		usage: withAttemptUsage(step.usage, step.attempt, msg.usage),
+		usage,
 	};
 	if (msg.outcome === "failed") return failRun(run, step.index, finished, now);
 	if (step.kind === "plan") return acceptPlan(run, step, msg, finished, now, limits);

@@ -111,6 +111,9 @@ export interface Approval {
 	limitUsd: number;
 	/** What the run had spent when approved. */
 	spentUsd: number;
+	/** The request it answered, and the steps it launched. */
+	requestedAt: string;
+	steps: number[];
 }
 
 /** Which tracker side effects are done, so a redelivered message resumes instead of repeating. */
@@ -145,6 +148,8 @@ export interface TrackerProgress {
 	replies?: boolean;
 	/** A review round asked its reviewers again. */
 	reviewRequested?: boolean;
+	/** The wait for the daily budget is said in the tracker (README › Cost and budgets). */
+	budgetWait?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
 }

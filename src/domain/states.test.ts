@@ -27,6 +27,12 @@ const LEGAL_RUN: Record<string, RunStatus> = {
 	"running/succeed": "succeeded",
 	"running/fail": "failed",
 	"running/cancel": "cancelled",
+	"planning/pause": "awaiting_approval",
+	"running/pause": "awaiting_approval",
+	"awaiting_approval/plan": "planning",
+	"awaiting_approval/start": "running",
+	"awaiting_approval/fail": "failed",
+	"awaiting_approval/cancel": "cancelled",
 };
 
 const LEGAL_STEP: Record<string, StepStatus> = {

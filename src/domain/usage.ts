@@ -49,8 +49,9 @@ export interface AttemptCost {
 /** Kept on the step, one per attempt that ended: its usage, container time and cost. */
 export type StepAttemptUsage = AttemptUsage & {
 	attempt: number;
-	/** The attempt's container time (launch to report). */
+	/** The attempt's container time (launch to report), and when it was recorded. */
 	seconds?: number;
+	endedAt?: string;
 	/** Priced when the attempt was recorded (README › Cost and budgets). */
 	cost?: AttemptCost;
 };
@@ -93,7 +94,7 @@ export function withAttemptUsage(
 	list: readonly StepAttemptUsage[] | undefined,
 	attempt: number,
 	usage: AttemptUsage | undefined,
-	spent?: { seconds: number; cost: AttemptCost },
+	spent?: { seconds: number; endedAt: string; cost: AttemptCost },
 ): StepAttemptUsage[] | undefined {
 	if (!usage && !spent?.seconds) return list ? [...list] : undefined;
 	return [

@@ -1,4 +1,5 @@
 import { ulid } from "ulid";
+import { isContinue } from "../domain/budget";
 import {
 	type Admission,
 	admit,
@@ -12,6 +13,7 @@ import {
 	followUpSettings,
 	lastCiRound,
 	MAX_FOLLOW_UP_TEXT,
+	mayDrive,
 	type PendingRound,
 	type RoundInput,
 	type RoundRecord,
@@ -27,9 +29,10 @@ import {
 	followUpDue,
 	requestAgain,
 } from "../queue/messages";
+import { approveFrom } from "./approve";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
-import { bestEffort } from "./report";
+import { sayOnIssueAndPullRequests } from "./report";
 
 // Follow-up rounds (README › Follow-ups). `followup.requested` records an event on the run that
 // opened the pull request; the first one of a round schedules `followup.due` after the debounce,
@@ -92,6 +95,9 @@ export async function handleFollowUpRequested(
 		return "ignore";
 	}
 
+	if (msg.instruction && isContinue(msg.instruction.body, msg.instruction.via === "session"))
+		return continueRuns(deps, parent, event, settings);
+
 	// A new round's due message goes out before the round is written: a crash in between leaves a
 	// message that finds no round (and does nothing), never a round that no message wakes.
 	const roundId = ulid();
@@ -124,10 +130,10 @@ export async function handleFollowUpRequested(
 	else if (admission.kind === "limit") {
 		await note(deps, parent.runId, "followup.limit", `${what}: no round: ${admission.reason}`);
 		if (admission.say && res.changed)
-			await sayOnPullRequestAndIssue(
+			await sayOnIssueAndPullRequests(
 				deps,
 				parent,
-				msg.prUrl,
+				[msg.prUrl],
 				limitComment(parent, admission.reason, deps.runUrl(parent.runId)),
 			);
 	} else if (res.changed)
@@ -142,6 +148,36 @@ export async function handleFollowUpRequested(
 	);
 	if (stale) await scheduleDue(deps, res.run, stale);
 	return admission.kind;
+}
+
+/**
+ * `/lisa continue` on the pull request (or in the Linear session): a yes to the pending approval of
+ * the run or round that waits on it (README › Cost and budgets), from someone who may drive Lisa.
+ */
+async function continueRuns(
+	deps: PipelineDeps,
+	parent: Run,
+	event: FollowUpEvent,
+	settings: FollowUpSettings,
+): Promise<"ignore"> {
+	const who = event.author ?? "someone";
+	const runs = [parent];
+	for (const round of [...(parent.followUps?.rounds ?? [])].reverse()) {
+		const run = await deps.store.getRun(round.runId);
+		if (run) runs.push(run);
+	}
+	const waiting = runs.find((r) => r.status === "awaiting_approval");
+	const why = !mayDrive(event, settings)
+		? `${who} may not approve spending (author_association ${event.association ?? "none"}; see follow_up.allow)`
+		: !waiting
+			? "no run of this pull request waits for approval"
+			: undefined;
+	if (why || !waiting) {
+		await note(deps, parent.runId, "approval.ignored", `\`/lisa continue\` by ${who}: ${why}`);
+		return "ignore";
+	}
+	await approveFrom(deps, waiting, who, event.instruction?.via === "session" ? "linear" : "github");
+	return "ignore";
 }
 
 async function scheduleDue(
@@ -410,35 +446,10 @@ async function stop(
 	await note(deps, parent.runId, "followup.stopped", `CI rounds stopped: ${reason}`, {
 		data: { failing: failures.map((f) => f.name) },
 	});
-	await sayOnPullRequestAndIssue(
+	await sayOnIssueAndPullRequests(
 		deps,
 		parent,
-		pending.prUrl,
+		[pending.prUrl],
 		guardComment(parent, failures, deps.runUrl(parent.runId)),
-	);
-}
-
-/** Said on the pull request and the issue (or its Linear session); a failure is noted, never thrown. */
-async function sayOnPullRequestAndIssue(
-	deps: PipelineDeps,
-	parent: Run,
-	prUrl: string,
-	text: string,
-): Promise<void> {
-	try {
-		await deps.pulls().comment(prUrl, text);
-		await note(deps, parent.runId, "pr.commented", `commented on ${prUrl}`);
-	} catch (err) {
-		await note(
-			deps,
-			parent.runId,
-			"tracker.error",
-			`commenting on ${prUrl} failed: ${(err as Error).message}`,
-		);
-	}
-	await bestEffort(deps, parent, "telling the issue", (t) =>
-		parent.agentSessionId && t.sessions
-			? t.sessions.activity(parent.agentSessionId, { type: "response", body: text })
-			: t.comment(parent.issue?.id ?? parent.issueId, text),
 	);
 }

@@ -1,6 +1,6 @@
 import { failureText, type GivingUp, sqsBatchHandler } from "../queue/batch";
 import { type EventMessage, eventMessageSchema, runRequestedSchema } from "../queue/messages";
-import { handleApprove } from "./budget";
+import { handleApprove } from "./approve";
 import type { PipelineDeps } from "./deps";
 import { failForGood } from "./finalize";
 import { handleFollowUpDue, handleFollowUpRequested } from "./follow-up";

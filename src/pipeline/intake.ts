@@ -8,6 +8,7 @@ import { isTerminalRun, nextRunStatus } from "../domain/states";
 import { workflowStates } from "../domain/workflow";
 import { NotConfigured, TrackerError, type TrackerIssue } from "../integrations/tracker";
 import type { RunRequested } from "../queue/messages";
+import { dailyBudgetWait, sayDailyWait } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
@@ -156,6 +157,16 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 			await note(deps, run.runId, "run.cancelled", reason, { data: { activeRun: lock.holder } });
 			return undefined;
 		}
+	}
+
+	// A day's budget spent: the run waits queued (keeping the issue's lock) until the next day or a
+	// raised budget; the sweeper asks again every pass.
+	const repo =
+		run.round?.repo ?? (config.repos.length > 1 ? undefined : pickRepo(config, issue.title).name);
+	const broke = await dailyBudgetWait(deps, config, repo);
+	if (broke) {
+		await waitQueued(deps, run.runId, broke);
+		return sayDailyWait(deps, run, issue.id, broke);
 	}
 
 	// At most limits.max_concurrent_runs runs work at once. Without a slot the run stays queued

@@ -183,3 +183,34 @@ export async function replyInSession(
 ): Promise<void> {
 	await bestEffort(deps, run, "answering in the agent session", postActivity(run, content));
 }
+
+/**
+ * Said on the pull requests and the issue (or its Linear session): the follow-ups' limit and guard,
+ * a budget's pause. A failure is noted, never thrown.
+ */
+export async function sayOnIssueAndPullRequests(
+	deps: PipelineDeps,
+	run: Run,
+	prs: readonly string[],
+	text: string,
+	/** In a Linear session: `elicitation` when the words ask for an answer. */
+	session: "response" | "elicitation" = "response",
+): Promise<void> {
+	for (const prUrl of prs)
+		try {
+			await deps.pulls().comment(prUrl, text);
+			await note(deps, run.runId, "pr.commented", `commented on ${prUrl}`);
+		} catch (err) {
+			await note(
+				deps,
+				run.runId,
+				"tracker.error",
+				`commenting on ${prUrl} failed: ${(err as Error).message}`,
+			);
+		}
+	await bestEffort(deps, run, "telling the issue", (t) =>
+		run.agentSessionId && t.sessions
+			? t.sessions.activity(run.agentSessionId, { type: session, body: text })
+			: t.comment(run.issue?.id ?? run.issueId, text),
+	);
+}

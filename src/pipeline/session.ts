@@ -1,8 +1,10 @@
+import { isContinue } from "../domain/budget";
 import { prUrls, type Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { promptReply } from "../integrations/linear/session";
 import { addPrompt } from "../integrations/linear/session-prompts";
 import type { SessionPrompted } from "../queue/messages";
+import { approveFrom } from "./approve";
 import type { PipelineDeps } from "./deps";
 import { handleFollowUpRequested, originalRun } from "./follow-up";
 import { mutate, note } from "./mutate";
@@ -35,6 +37,11 @@ export async function handleSessionPrompted(
 			"session.prompted",
 			`${msg.author ?? "someone"} wrote in the agent session: ${msg.body.slice(0, 200)}`,
 		);
+	// The session was asked whether to spend more (README › Cost and budgets).
+	if (run.status === "awaiting_approval" && isContinue(msg.body, true)) {
+		if (changed) await approveFrom(deps, run, msg.author ?? "someone", "linear");
+		return;
+	}
 	// Also on a redelivery: the round may not have been asked for yet (it is asked for once).
 	const prUrl = isTerminalRun(run.status) ? await openPullRequest(deps, run) : undefined;
 	const kind =

@@ -1,3 +1,5 @@
+import { withBudget } from "../domain/budget";
+import { costingOf } from "../domain/cost";
 import { runEnded, type TimelineEventType } from "../domain/events";
 import type { Plan } from "../domain/plan";
 import {
@@ -8,9 +10,10 @@ import {
 	type StepOutcome,
 } from "../domain/progress";
 import type { Run } from "../domain/run";
-import { isTerminalRun } from "../domain/states";
+import { canRun, isTerminalRun, nextRunStatus } from "../domain/states";
 import { launchRepos } from "../launcher/launcher";
 import { type CancelRequested, type StepLaunch, stepFinished, stepLaunch } from "../queue/messages";
+import { askApproval, launchBudget, moneyOf, recordSpend } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
@@ -29,11 +32,21 @@ export async function claimLaunch(
 	attempt?: number,
 ): Promise<Run | undefined> {
 	const now = deps.now();
+	const before = await deps.store.getRun(runId);
+	const money = before && (await moneyOf(deps, before));
 	const res = await mutate(deps, runId, (run) => {
 		const step = run.steps[index];
 		if (step?.status !== "pending" || isTerminalRun(run.status)) return {};
+		if (run.status === "awaiting_approval") return {};
 		if (attempt !== undefined && step.attempt !== attempt) return {};
 		if (step.notBefore && Date.parse(step.notBefore) > now.getTime() + 1000) return {};
+		// Between attempts and rounds: a run that spent its limit asks before it spends more.
+		const { budget, pause } = launchBudget(run, index, money, now.toISOString());
+		if (pause && canRun(run.status, "pause"))
+			return {
+				patch: { set: { status: nextRunStatus(run.status, "pause"), approval: pause } },
+				paused: true,
+			};
 		return {
 			patch: {
 				steps: {
@@ -41,11 +54,16 @@ export async function claimLaunch(
 						status: "launching" as const,
 						launchedAt: now.toISOString(),
 						notBefore: undefined,
+						...(budget ? { budget } : {}),
 					},
 				},
 			},
 		};
 	});
+	if (res?.changed && "paused" in res.decision) {
+		await askApproval(deps, res.run);
+		return undefined;
+	}
 	return res?.changed ? res.run : undefined;
 }
 
@@ -155,6 +173,8 @@ export async function failAttempt(
  */
 export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcome): Promise<void> {
 	const now = deps.now().toISOString();
+	const before = await deps.store.getRun(outcome.runId);
+	const money = before && (await moneyOf(deps, before));
 	const res = await mutate(deps, outcome.runId, (run) => {
 		// What the decision rests on, for the timeline: the stored report beats a synthetic failure.
 		const msg = effectiveOutcome(run, outcome);
@@ -163,7 +183,11 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			parallelSteps: run.config?.limits.parallel_steps ?? 1,
 			retryBackoffSeconds: run.config?.limits.retry_backoff_seconds ?? 0,
 		};
-		return { ...decideOnStepFinished(run, msg, now, limits), msg };
+		const costing = costingOf(run.config, deps.taskSize);
+		const decided = decideOnStepFinished(run, msg, now, limits, costing);
+		if (!money) return { ...decided, msg };
+		const stopped = msg.outcome === "failed" && msg.budget ? msg.stepIndex : undefined;
+		return { ...withBudget(run, decided, stopped, { ...money, costing }, now), msg };
 	});
 	if (!res) {
 		deps.log.warn({ runId: outcome.runId }, "step report for an unknown run ignored");
@@ -171,6 +195,7 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 	}
 	const { run, decision } = res;
 	const { msg } = decision;
+	await recordSpend(deps, run, msg.stepIndex, msg.attempt);
 	if (outcome.synthetic && !msg.synthetic && decision.kind !== "ignore")
 		await note(
 			deps,
@@ -191,6 +216,21 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			if (isTerminalRun(run.status)) await finalize(deps, run.runId);
 			else if (run.plan) await reportPlan(deps, run);
 			return;
+		case "pause":
+			if (msg.outcome === "succeeded") {
+				await noteSucceeded(deps, run, msg);
+				if (run.steps[msg.stepIndex]?.kind === "plan") await reportPlan(deps, run);
+				else await reportStep(deps, run, msg.stepIndex);
+			} else
+				await note(
+					deps,
+					run.runId,
+					msg.budget ? "step.failed" : "step.retry",
+					`step ${step} attempt ${msg.attempt} ${msg.budget ? "was stopped at the run's cost limit" : `failed (transient): ${msg.error ?? "unknown"}`}; attempt ${msg.attempt + 1} waits for approval`,
+					{ step: msg.stepIndex, data: { budget: msg.budget } },
+				);
+			await askApproval(deps, run);
+			return;
 		case "retry":
 			await note(
 				deps,
@@ -203,16 +243,7 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			else await startTask(deps, run, decision.stepIndex);
 			return;
 		case "advance":
-			if (decision.plan)
-				await note(deps, run.runId, "plan.accepted", planSummary(decision.plan), {
-					step: msg.stepIndex,
-					data: { plan: decision.plan, provider: msg.provider },
-				});
-			else
-				await note(deps, run.runId, "step.succeeded", stepSummary(msg), {
-					step: msg.stepIndex,
-					data: reportData(msg),
-				});
+			await noteSucceeded(deps, run, msg);
 			for (const index of decision.launch) await startTask(deps, run, index);
 			if (decision.plan) await reportPlan(deps, run);
 			else await reportStep(deps, run, msg.stepIndex);
@@ -244,6 +275,21 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			await finalize(deps, run.runId);
 			return;
 	}
+}
+
+/** A step's success on the timeline: the accepted plan of a planning step, else its PR. */
+async function noteSucceeded(deps: PipelineDeps, run: Run, msg: StepOutcome): Promise<void> {
+	const plan = run.steps[msg.stepIndex]?.kind === "plan" ? run.plan : undefined;
+	if (plan)
+		await note(deps, run.runId, "plan.accepted", planSummary(plan), {
+			step: msg.stepIndex,
+			data: { plan, provider: msg.provider },
+		});
+	else
+		await note(deps, run.runId, "step.succeeded", stepSummary(msg), {
+			step: msg.stepIndex,
+			data: reportData(msg),
+		});
 }
 
 function planSummary(plan: Plan): string {

@@ -2,6 +2,7 @@ import { FINALIZE_WINDOW_MS } from "../domain/issue-lock";
 import { reportMessage } from "../domain/progress";
 import { type Run, type Step, stepStatusAfter } from "../domain/run";
 import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
+import { sweepPaused } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { failForGood, finalize, redrive } from "./finalize";
 import { mutate, note } from "./mutate";
@@ -87,6 +88,17 @@ export async function sweep(
 	for (const status of active)
 		for (const listed of await deps.store.runsByStatus(status, { before: now.toISOString() }))
 			await guarded(deps, pass, listed.runId, () => sweepRun(deps, listed.runId, pass));
+
+	// A run paused at its cost limit: said, expired, and its running siblings watched.
+	for (const listed of await deps.store.runsByStatus("awaiting_approval", {
+		before: now.toISOString(),
+	}))
+		await guarded(deps, pass, listed.runId, async () => {
+			await sweepPaused(deps, listed);
+			for (const step of listed.steps)
+				if (step.status === "launching" || step.status === "running")
+					await checkStep(deps, listed.runId, step.index, pass);
+		});
 
 	for (const status of ["succeeded", "failed", "cancelled"] as const) {
 		const window = {

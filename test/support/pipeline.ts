@@ -1,3 +1,4 @@
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buffer } from "node:stream/consumers";
@@ -7,6 +8,7 @@ import { ulid } from "ulid";
 import { STARTED_BY_PREFIX } from "../../src/config/links";
 import { readSettings } from "../../src/config/settings";
 import type { Plan } from "../../src/domain/plan";
+import type { AttemptUsage } from "../../src/domain/usage";
 import { EcsLauncher } from "../../src/launcher/ecs";
 import { createLogger } from "../../src/log";
 import { eventsHandler, intakeHandler } from "../../src/pipeline/handlers";
@@ -49,6 +51,8 @@ export async function pipelineWorld(
 		},
 	});
 	const { linear, aws, ecs } = w;
+	const configText = readFileSync(w.configFile, "utf8");
+	let configRevision = 0;
 	const gate = await linearGate(linear.url, (n) => linear.failNext(n, { status: 500 }));
 	w.onStop(() => gate.stop());
 	const settings = readSettings({
@@ -106,6 +110,13 @@ export async function pipelineWorld(
 		gate,
 		ecs,
 		settings,
+		/** Rewrites the config file's `limits:` line (the handlers read the file when it changes). */
+		setConfig(limitsLine: string) {
+			const rev = ++configRevision;
+			writeFileSync(w.configFile, `${configText.replace(/^limits: .*$/m, limitsLine)}# ${rev}\n`);
+			const at = new Date(Date.now() + rev * 1000);
+			utimesSync(w.configFile, at, at);
+		},
 		/** Moves the handlers' clock on. */
 		advance(ms: number) {
 			clock += ms;
@@ -174,16 +185,25 @@ export async function pipelineWorld(
 				plan?: Plan;
 				error?: string;
 				transient?: boolean;
+				usage?: AttemptUsage;
+				budget?: { spentUsd: number; limitUsd: number };
 			} = {},
 			o: { send?: boolean } = {},
 		) {
+			const spent = { usage: outcome.usage, budget: outcome.budget };
 			const result = outcome.error
-				? { outcome: "failed" as const, error: outcome.error, transient: outcome.transient }
+				? {
+						outcome: "failed" as const,
+						error: outcome.error,
+						transient: outcome.transient,
+						...spent,
+					}
 				: {
 						outcome: "succeeded" as const,
 						prUrl: outcome.prUrl,
 						branch: outcome.branch,
 						plan: outcome.plan,
+						...spent,
 					};
 			const stored = await store.updateStepFields(runId, stepIndex, attempt, {
 				report: { ...result, attempt, at: new Date(clock).toISOString() },

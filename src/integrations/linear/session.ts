@@ -9,7 +9,7 @@ import { prUrls, type Run, workSteps } from "../../domain/run";
 
 /** An activity in a Linear agent session (https://linear.app/developers/agent-interaction). */
 export type SessionActivity =
-	| { type: "thought" | "response" | "error"; body: string }
+	| { type: "thought" | "elicitation" | "response" | "error"; body: string }
 	| { type: "action"; action: string; parameter: string; result?: string };
 
 export interface AgentSessionEvent {

@@ -1,6 +1,6 @@
 // @ts-check
 /** @import { z } from "zod" */
-/** @import { eventsAnswer, runAnswer, runsAnswer, startedAnswer, statsAnswer } from "./schemas" */
+/** @import { approvingAnswer, costAnswer, eventsAnswer, runAnswer, runsAnswer, startedAnswer, statsAnswer } from "./schemas" */
 
 // The dashboard's browser script, plain JavaScript checked by tsc against the DOM
 // (tsconfig.dashboard.json). dashboard.ts serves this function's own source as /dashboard.js (no
@@ -10,6 +10,7 @@
 // (EventSource cannot send the Authorization header).
 
 /** @typedef {z.output<typeof runAnswer>} Run */
+/** @typedef {z.output<typeof costAnswer>} Cost */
 /** @typedef {z.output<typeof eventsAnswer>["events"][number]} TimelineEvent */
 /** @typedef {Node | string | number | null | undefined} Kid */
 /** @typedef {{ event: string, data: string, id?: string, retry?: number }} SseMessage */
@@ -20,6 +21,8 @@
  * @property {string | null | undefined} lastId
  * @property {boolean} ended
  * @property {number} missing
+ * @property {HTMLElement} notice What an action answered: kept across redraws.
+ * @property {{ key: string, box: HTMLElement } | null} approval The approval form of the request shown (kept across redraws, so a limit being typed survives them).
  */
 
 /** @returns {void} */
@@ -30,7 +33,7 @@ export function dashboardMain() {
 	const view = $("view");
 	const login = /** @type {HTMLFormElement} */ ($("login"));
 	const statsBar = $("stats");
-	const ACTIVE = ["queued", "planning", "running"];
+	const ACTIVE = ["queued", "planning", "running", "awaiting_approval"];
 	const STATUSES = ["", ...ACTIVE, "succeeded", "failed", "cancelled"];
 
 	// dashboard.ts finds esbuild's keepNames helper by this function's name: keep it `el`.
@@ -71,6 +74,25 @@ export function dashboardMain() {
 		ACTIVE.includes(r.status)
 			? Math.max(0, (Date.now() - Date.parse(r.createdAt)) / 1000)
 			: r.durationSeconds;
+	/** "$1.84", "$0.0123" under a dollar (src/domain/cost.ts `usd`). */
+	const money = (/** @type {number} */ v) =>
+		v >= 1 || v === 0 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
+	/**
+	 * A cost as text: "unknown" (never $0) when some agent run's cost is unknown, with what is
+	 * known and why as its tooltip; "–" when nothing ran yet.
+	 * @param {Cost} c
+	 */
+	function costEl(c) {
+		if (c.totalUsd === null)
+			return el(
+				"span",
+				{ class: "unknown", title: `at least ${money(c.knownUsd)}; ${c.unknown.join("; ")}` },
+				"unknown",
+			);
+		const t = c.tokens;
+		const ran = c.agentSeconds > 0 || t.input + t.output + t.cacheRead + t.cacheWrite > 0;
+		return el("span", null, ran || c.totalUsd > 0 ? money(c.totalUsd) : "–");
+	}
 	const prLinks = (/** @type {string[]} */ urls) =>
 		urls.flatMap((u) => [link(u, u.replace(/^https?:\/\/[^/]+\//, "")), el("br")]);
 	const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
@@ -163,6 +185,7 @@ export function dashboardMain() {
 				el("td", null, r.repos.join(", ")),
 				el("td", null, r.provider || ""),
 				el("td", null, duration(runDuration(r))),
+				el("td", { class: "cost" }, costEl(r.cost)),
 				el("td", null, ...prLinks(r.prUrls)),
 				el("td", { class: "muted" }, when(r.createdAt)),
 				el("td", { class: "error" }, r.error ? r.error.slice(0, 160) : ""),
@@ -181,6 +204,7 @@ export function dashboardMain() {
 					"repos",
 					"provider",
 					"duration",
+					"cost",
 					"pull requests",
 					"started",
 					"error",
@@ -189,7 +213,7 @@ export function dashboardMain() {
 			...rows,
 		);
 		if (!runs.length)
-			table.append(el("tr", null, el("td", { colspan: "9", class: "muted" }, "No runs yet.")));
+			table.append(el("tr", null, el("td", { colspan: "10", class: "muted" }, "No runs yet.")));
 		const shownTable = found("runs");
 		if (shownTable) shownTable.replaceWith(table);
 		else view.append(table);
@@ -278,17 +302,26 @@ export function dashboardMain() {
 		}
 	}
 
-	/** @param {string} id @param {"cancel" | "retry"} action */
-	async function act(id, action) {
+	/**
+	 * @param {string} id
+	 * @param {"cancel" | "retry" | "approve"} action
+	 * @param {{ limitUsd: number }} [body]
+	 */
+	async function act(id, action, body) {
 		const notice = $("notice");
 		try {
-			/** @type {z.output<typeof startedAnswer>} */
-			const out = await api(`/api/runs/${id}/${action}`, { method: "POST" });
+			/** @type {z.output<typeof startedAnswer> & Partial<z.output<typeof approvingAnswer>>} */
+			const out = await api(`/api/runs/${id}/${action}`, {
+				method: "POST",
+				...(body ? { body: JSON.stringify(body) } : {}),
+			});
 			notice.className = "muted";
 			notice.replaceChildren(
 				action === "retry"
 					? el("span", null, "Retrying as ", link(`/runs/${out.id}`, out.id))
-					: "Cancelling…",
+					: action === "approve"
+						? `Approved: the run goes on up to ${money(out.limitUsd ?? 0)}.`
+						: "Cancelling…",
 			);
 		} catch (err) {
 			if (err instanceof Unauthorized) return;
@@ -312,6 +345,35 @@ export function dashboardMain() {
 				el("td", null, s.attempt),
 				el("td", null, s.agentState ? badge(s.agentState) : ""),
 				el("td", null, s.provider || ""),
+				el(
+					"td",
+					{ class: "cost" },
+					costEl(s.cost),
+					// Each attempt's cost, once the step was tried again.
+					(s.usage || []).length > 1
+						? el(
+								"div",
+								{ class: "muted attempts" },
+								...(s.usage || []).flatMap((u, i) => [
+									i ? " · " : "",
+									`#${u.attempt} `,
+									u.cost
+										? u.cost.modelUsd === null
+											? el(
+													"span",
+													{ class: "unknown", title: (u.cost.unknown || []).join("; ") },
+													"unknown",
+												)
+											: money(u.cost.modelUsd + u.cost.computeUsd)
+										: el(
+												"span",
+												{ class: "unknown", title: "recorded before costs were kept" },
+												"unknown",
+											),
+								]),
+							)
+						: "",
+				),
 				el("td", null, s.prUrl ? link(s.prUrl, s.prUrl) : s.branch || ""),
 				el(
 					"td",
@@ -334,6 +396,14 @@ export function dashboardMain() {
 				),
 			);
 		const active = ACTIVE.includes(r.status);
+		const c = r.cost;
+		const all = r.costWithFollowUps;
+		// An input being typed in loses its focus when the view is drawn again: give it back.
+		const focused = document.activeElement;
+		const caret =
+			focused instanceof HTMLInputElement
+				? { start: focused.selectionStart, end: focused.selectionEnd }
+				: null;
 		view.replaceChildren(
 			el("h2", null, r.issueKey || r.issueId, " ", r.title || ""),
 			el(
@@ -352,6 +422,27 @@ export function dashboardMain() {
 			r.error ? el("p", { class: "error", id: "run-error" }, r.error) : "",
 			el(
 				"p",
+				{ id: "cost" },
+				"Cost ",
+				costEl(c),
+				c.totalUsd === null
+					? ` (at least ${money(c.knownUsd)}: ${c.unknown.join("; ")})`
+					: ` (model ${money(c.modelUsd ?? 0)}, compute ${money(c.computeUsd)})`,
+				` · ${Math.round((c.tokens.input + c.tokens.output + c.tokens.cacheRead + c.tokens.cacheWrite) / 1000)}k tokens · ${duration(c.agentSeconds)} agent time`,
+				r.limitUsd == null ? "" : ` · limit ${money(r.limitUsd)}`,
+				all ? " · with its follow-up rounds " : "",
+				all ? costEl(all) : "",
+			),
+			...(r.approvals || []).map((a) =>
+				el(
+					"p",
+					{ class: "muted approved" },
+					`Approved by ${a.by} (${a.via}) ${when(a.at)}: limit ${money(a.limitUsd)} at ${money(a.spentUsd)} spent`,
+				),
+			),
+			approvalBox(state),
+			el(
+				"p",
 				null,
 				el(
 					"button",
@@ -359,7 +450,7 @@ export function dashboardMain() {
 					active ? "Cancel run" : "Retry as a new run",
 				),
 			),
-			el("p", { id: "notice" }),
+			state.notice,
 			r.prUrls.length ? el("p", null, "Pull requests: ", ...prLinks(r.prUrls)) : "",
 			r.parentRunId
 				? el(
@@ -419,6 +510,7 @@ export function dashboardMain() {
 						"attempt",
 						"agent",
 						"provider",
+						"cost",
 						"PR / branch",
 						"heartbeat",
 						"error",
@@ -440,16 +532,82 @@ export function dashboardMain() {
 				...timeline,
 			),
 		);
+		if (
+			focused instanceof HTMLInputElement &&
+			focused !== document.activeElement &&
+			focused.isConnected
+		) {
+			focused.focus();
+			if (caret) focused.setSelectionRange(caret.start, caret.end);
+		}
 		$(active ? "cancel" : "retry").addEventListener("click", () =>
 			act(r.runId, active ? "cancel" : "retry"),
 		);
+	}
+
+	/**
+	 * A run paused at its cost limit: what it spent, and an Approve button (admin token) with an
+	 * optional new limit. Built once per request, so a limit being typed survives the redraws.
+	 * @param {RunState} state
+	 * @returns {HTMLElement | string}
+	 */
+	function approvalBox(state) {
+		const r = state.run;
+		const request = r && r.status === "awaiting_approval" ? r.approval : undefined;
+		if (!r || !request) {
+			state.approval = null;
+			return "";
+		}
+		if (state.approval && state.approval.key === request.requestedAt) return state.approval.box;
+		const limit = el("input", {
+			id: "approve-limit",
+			inputmode: "decimal",
+			size: "8",
+			placeholder: String(request.proposedLimitUsd),
+			"aria-label": "new limit in USD",
+		});
+		const form = el(
+			"form",
+			{ id: "approval", class: "approval" },
+			el(
+				"b",
+				null,
+				`Waiting for approval: spent ${money(request.spentUsd)} of ${money(request.limitUsd)}`,
+			),
+			` since ${when(request.requestedAt)}. Approve to go on up to `,
+			limit,
+			` USD (empty: ${money(request.proposedLimitUsd)}) `,
+			el("button", { id: "approve" }, "Approve"),
+			el("span", { class: "muted" }, " — or reply /lisa continue on the issue."),
+		);
+		form.addEventListener("submit", (e) => {
+			e.preventDefault();
+			const raw = limit.value.trim().replace(/^\$/, "");
+			const usd = Number(raw);
+			if (raw && !(usd > 0)) {
+				state.notice.className = "error";
+				state.notice.textContent = "The new limit is an amount in USD, such as 20";
+				return;
+			}
+			act(r.runId, "approve", raw ? { limitUsd: usd } : undefined);
+		});
+		state.approval = { key: request.requestedAt, box: form };
+		return form;
 	}
 
 	/** @param {string} id */
 	async function detail(id) {
 		$("where").textContent = `run ${id}`;
 		/** @type {RunState} */
-		const state = { run: null, events: [], lastId: null, ended: false, missing: 0 };
+		const state = {
+			run: null,
+			events: [],
+			lastId: null,
+			ended: false,
+			missing: 0,
+			notice: el("p", { id: "notice" }),
+			approval: null,
+		};
 		let pending = false;
 		const draw = () => {
 			if (pending) return;

@@ -52,6 +52,10 @@ export const DASHBOARD_HTML = `<!doctype html>
   .badge.succeeded, .badge.completed { background: #e6f4ea; color: var(--ok); }
   .badge.failed, .badge.crashed, .badge.stuck { background: #fce8e6; color: var(--bad); }
   .badge.cancelled, .badge.pending { background: #eef0f3; color: var(--muted); }
+  .badge.awaiting_approval { background: #e8eafd; color: #3730a3; }
+  .unknown { text-decoration: underline dotted; cursor: help; }
+  .attempts { font-size: 12px; }
+  .approval { background: #e8eafd; border: 1px solid #c7cbf6; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   .error { color: var(--bad); white-space: pre-wrap; }
   .muted { color: var(--muted); }
   pre.tail { background: #10141c; color: #d7dde8; padding: 10px; max-height: 320px; overflow: auto; white-space: pre-wrap; margin: 0; }

@@ -1,3 +1,4 @@
+import { type Cost, runCost, stepCost, sumCosts } from "../domain/cost";
 import { prUrls, type Run, workSteps } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { sumUsage } from "../domain/usage";
@@ -7,14 +8,29 @@ import type { RunAnswer } from "./schemas";
 /** A round of the run's follow-ups, as the API answers it (its status when it was read). */
 type FollowUpView = RunAnswer["followUps"][number];
 
+/** A follow-up round as it was read: its status and what it cost. */
+export interface RoundSeen {
+	status: Run["status"];
+	cost: Cost;
+}
+
+/** The run's cost limit: what an approval raised it to, else its config's (the current one before it has a snapshot). */
+function limitOf(run: Run, deps: Pick<ApiDeps, "config">): number | null {
+	if (run.limitUsd !== undefined) return run.limitUsd;
+	if (run.config) return run.config.limits.max_run_cost_usd;
+	const state = deps.config();
+	return state.status === "ok" ? state.config.limits.max_run_cost_usd : null;
+}
+
 /**
  * What the API shows of a run: no config snapshot, no issue text, none of what a round answers
- * (CI output, review comments: untrusted text) but its pull request, branch and number.
+ * (CI output, review comments: untrusted text) but its pull request, branch and number. Its cost
+ * is its own steps' (README › HTTP API); with `rounds` read, also the cost with its rounds.
  */
 export function runView(
 	run: Run,
-	deps: Pick<ApiDeps, "runUrl" | "now">,
-	statuses: ReadonlyMap<string, Run["status"]> = new Map(),
+	deps: Pick<ApiDeps, "runUrl" | "now" | "config">,
+	rounds?: ReadonlyMap<string, RoundSeen>,
 ) {
 	const {
 		config: _config,
@@ -26,10 +42,26 @@ export function runView(
 		...rest
 	} = run;
 	const work = workSteps(run);
+	const cost = runCost(run);
+	const roundList = followUps?.rounds ?? [];
 	const end = run.finishedAt ? Date.parse(run.finishedAt) : deps.now().getTime();
 	return {
 		id: run.runId,
 		...rest,
+		steps: run.steps.map((s) => ({ ...s, cost: stepCost(s) })),
+		cost,
+		...(rounds && roundList.length
+			? {
+					costWithFollowUps: sumCosts([
+						cost,
+						...roundList.flatMap((r) => {
+							const seen = rounds.get(r.runId);
+							return seen ? [seen.cost] : [];
+						}),
+					]),
+				}
+			: {}),
+		limitUsd: limitOf(run, deps),
 		repos: [...new Set(work.map((s) => s.repo))],
 		provider: run.steps.findLast((s) => s.provider)?.provider ?? null,
 		durationSeconds: Math.max(0, Math.round((end - Date.parse(run.createdAt)) / 1000)),
@@ -45,15 +77,16 @@ export function runView(
 					},
 				}
 			: {}),
-		followUps: (followUps?.rounds ?? []).map(
-			(r): FollowUpView => ({
+		followUps: roundList.map((r): FollowUpView => {
+			const status = rounds?.get(r.runId)?.status;
+			return {
 				runId: r.runId,
 				trigger: r.trigger,
 				prUrl: r.prUrl,
 				at: r.at,
-				...(statuses.has(r.runId) ? { status: statuses.get(r.runId) } : {}),
-			}),
-		),
+				...(status ? { status } : {}),
+			};
+		}),
 		pendingFollowUps: (followUps?.pending ?? []).map((p) => ({
 			prUrl: p.prUrl,
 			trigger: p.trigger,
@@ -69,23 +102,23 @@ export function runView(
 }
 
 /**
- * One run as GET /api/runs/:id and its stream show it: with its rounds' statuses (at most
- * follow_up.max_rounds), read now. `known` keeps them between a stream's looks: a round that
+ * One run as GET /api/runs/:id and its stream show it: with its rounds' statuses and costs (at
+ * most follow_up.max_rounds), read now. `known` keeps them between a stream's looks: a round that
  * ended is not read again.
  */
 export async function runDetailView(
 	run: Run,
-	deps: Pick<ApiDeps, "runUrl" | "now" | "store">,
-	known = new Map<string, Run["status"]>(),
+	deps: Pick<ApiDeps, "runUrl" | "now" | "config"> & { store: Pick<ApiDeps["store"], "getRun"> },
+	known = new Map<string, RoundSeen>(),
 ) {
 	const unsettled = (run.followUps?.rounds ?? []).filter((r) => {
-		const status = known.get(r.runId);
+		const status = known.get(r.runId)?.status;
 		return status === undefined || !isTerminalRun(status);
 	});
 	await Promise.all(
 		unsettled.map(async (r) => {
 			const round = await deps.store.getRun(r.runId);
-			if (round) known.set(r.runId, round.status);
+			if (round) known.set(r.runId, { status: round.status, cost: runCost(round) });
 		}),
 	);
 	return runView(run, deps, known);

@@ -89,6 +89,44 @@ export const errorAnswer = z.object({
 	issues: z.array(z.string()).optional(),
 });
 
+const usdAmount = z.number().min(0);
+
+export const costAnswer = z
+	.object({
+		modelUsd: usdAmount.nullable().meta({
+			description:
+				"What the agents' models cost, as the CLIs reported it or priced from `pricing` and the built-in list; null when some agent run's cost is unknown (`unknown` says which), never a guessed zero",
+		}),
+		computeUsd: usdAmount.meta({
+			description: "The agent containers' time at `compute_pricing` (zero on the local stack)",
+		}),
+		totalUsd: usdAmount.nullable().meta({ description: "model + compute; null with the model's" }),
+		knownUsd: usdAmount.meta({
+			description:
+				"What is known for sure (what a budget counts): priced or reported model spend plus compute",
+		}),
+		unknown: z
+			.array(z.string())
+			.meta({ description: "The agent runs (or attempts) whose cost is unknown, and why" }),
+		tokens: z.object({
+			input: z.number().int(),
+			output: z.number().int(),
+			cacheRead: z.number().int(),
+			cacheWrite: z.number().int(),
+		}),
+		agentSeconds: z.number().meta({ description: "The agent containers' time, launch to report" }),
+	})
+	.meta({ description: "A cost summed from attempts (README › HTTP API)" });
+
+const attemptCostAnswer = z.object({
+	modelUsd: usdAmount
+		.nullable()
+		.meta({ description: "Null when some agent run's cost is unknown" }),
+	knownModelUsd: usdAmount,
+	computeUsd: usdAmount,
+	unknown: z.array(z.string()).optional(),
+});
+
 const stepView = z.looseObject({
 	index: z.number().int(),
 	repo: z.string().meta({ description: "Repo name; `*` for the planning step" }),
@@ -115,12 +153,47 @@ const stepView = z.looseObject({
 		.optional(),
 	usage: z
 		.array(
-			attemptUsageSchema.extend({ attempt: z.number().int() }).meta({
-				description:
-					"What the attempt's agent runs used (each model of the fallback chain and each validation retry), as the CLIs reported it",
-			}),
+			attemptUsageSchema
+				.extend({
+					attempt: z.number().int(),
+					seconds: z
+						.number()
+						.optional()
+						.meta({ description: "The attempt's container time (launch to report)" }),
+					cost: attemptCostAnswer.optional().meta({
+						description:
+							"The attempt's cost, priced when it was recorded (absent for attempts recorded before costs were kept)",
+					}),
+				})
+				.meta({
+					description:
+						"What the attempt's agent runs used (each model of the fallback chain and each validation retry), as the CLIs reported it, and what it cost",
+				}),
 		)
 		.optional(),
+	cost: costAnswer.meta({ description: "What the step's attempts cost, summed" }),
+	budget: z.object({ limitUsd: z.number(), spentUsd: z.number() }).optional().meta({
+		description:
+			"Set at launch: the run's limit and what it (with its pull request's other rounds) had spent",
+	}),
+});
+
+const approvalRequest = z.looseObject({
+	requestedAt: z.string(),
+	spentUsd: z.number().meta({ description: "What the run had spent when it paused" }),
+	limitUsd: z.number().meta({ description: "The limit it passed" }),
+	proposedLimitUsd: z.number().meta({
+		description:
+			"The limit an approval without one sets: what was spent plus `limits.max_run_cost_usd`",
+	}),
+});
+
+const approval = z.object({
+	by: z.string(),
+	via: z.enum(["api", "github", "linear"]),
+	at: z.string(),
+	limitUsd: z.number().meta({ description: "The limit the approval set" }),
+	spentUsd: z.number().meta({ description: "What the run had spent when approved" }),
 });
 
 export const runAnswer = z.looseObject({
@@ -147,6 +220,26 @@ export const runAnswer = z.looseObject({
 	provider: z.string().nullable().meta({ description: "The provider of the latest step that ran" }),
 	durationSeconds: z.number().meta({ description: "Creation to end (or to now while active)" }),
 	usage: tokenUsageSchema.meta({ description: "What every agent run of the run used, summed" }),
+	cost: costAnswer.meta({
+		description:
+			"What the run's own steps cost (the planning step included; a follow-up round is a run of its own)",
+	}),
+	costWithFollowUps: costAnswer.optional().meta({
+		description:
+			"GET /api/runs/:id of a run with follow-up rounds: its cost plus its rounds' (the rounds read now)",
+	}),
+	limitUsd: z.number().nullable().meta({
+		description:
+			"The run's cost limit: what an approval raised it to, else `limits.max_run_cost_usd` (null without a config)",
+	}),
+	approval: approvalRequest.optional().meta({
+		description:
+			"While `awaiting_approval`: what the run spent, its limit, and the proposed new one",
+	}),
+	approvals: z
+		.array(approval)
+		.optional()
+		.meta({ description: "Every yes to spending more, oldest first" }),
 	prUrls: z.array(z.string()),
 	parentRunId: z
 		.string()

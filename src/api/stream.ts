@@ -3,7 +3,7 @@ import { streamSSE } from "hono/streaming";
 import type { Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import type { ApiDeps } from "./deps";
-import { runDetailView } from "./run-view";
+import { type RoundSeen, runDetailView } from "./run-view";
 
 /** How often an open stream looks for changes: two small reads per connection, and one per unfinished follow-up round. */
 const STREAM_POLL_MS = 1000;
@@ -47,7 +47,7 @@ export function runStream(
 		async (stream) => {
 			let after = resumeAfter;
 			let lastView = "";
-			const rounds = new Map<string, Run["status"]>();
+			const rounds = new Map<string, RoundSeen>();
 			const opened = Date.now();
 			let lastWrite = opened;
 			let run: Run | undefined = first;

@@ -26,7 +26,10 @@ const clientFor = (args: { url?: string; token?: string }) =>
 export const runs = defineCommand({
 	meta: { name: "runs", description: "List runs, newest first" },
 	args: {
-		status: { type: "string", description: "queued|planning|running|succeeded|failed|cancelled" },
+		status: {
+			type: "string",
+			description: "queued|planning|running|awaiting_approval|succeeded|failed|cancelled",
+		},
 		source: { type: "string", description: "linear|trello|github" },
 		repo: { type: "string", description: "Runs with a step in this repo" },
 		issue: { type: "string", description: "Runs of this issue (key or id)" },

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { RunAnswer } from "../api/schemas";
+import type { RunAnswer, StepAnswer } from "../api/schemas";
+import { NO_COST } from "../domain/cost";
 import { changedLines, duration, overview, redraw, runDetail, runsTable, table } from "./format";
+
+const step = (
+	s: Partial<StepAnswer> & Pick<StepAnswer, "index" | "repo" | "status" | "attempt">,
+): StepAnswer => ({ cost: NO_COST, ...s });
 
 const run = (over: Partial<RunAnswer> = {}): RunAnswer => ({
 	id: "01RUN",
@@ -20,6 +25,8 @@ const run = (over: Partial<RunAnswer> = {}): RunAnswer => ({
 	provider: null,
 	durationSeconds: 5,
 	usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+	cost: NO_COST,
+	limitUsd: 10,
 	prUrls: [],
 	links: {
 		dashboard: "/runs/01RUN",
@@ -46,9 +53,9 @@ describe("formatting", () => {
 					finishedAt: "2025-01-01T10:01:05.000Z",
 					prUrls: ["https://x/pr/1", "https://x/pr/2"],
 					steps: [
-						{ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 },
-						{ index: 1, repo: "api", status: "succeeded", attempt: 1, provider: "claude" },
-						{ index: 2, repo: "web", status: "succeeded", attempt: 2, provider: "gemini" },
+						step({ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 }),
+						step({ index: 1, repo: "api", status: "succeeded", attempt: 1, provider: "claude" }),
+						step({ index: 2, repo: "web", status: "succeeded", attempt: 2, provider: "gemini" }),
 					],
 				}),
 			],
@@ -63,8 +70,8 @@ describe("formatting", () => {
 		const lines = runDetail(
 			run({
 				steps: [
-					{ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 },
-					{
+					step({ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 }),
+					step({
 						index: 1,
 						repo: "api",
 						status: "running",
@@ -72,16 +79,17 @@ describe("formatting", () => {
 						agentState: "in_progress",
 						provider: "claude",
 						branch: "feat/eng-7-fix-it",
-					},
+					}),
 				],
 			}),
 			[{ id: "e1", at: "2025-01-01T10:00:01.000Z", type: "run.started", message: "started" }],
 		);
 		expect(lines).toEqual([
 			'run 01RUN  running  linear ENG-7 "Fix it"  (webhook, since 10:00:00)',
+			"  cost $0.00: 0 tokens, 0 agent minutes  (model $0.00, compute $0.00; limit $10.00)",
 			"  steps:",
-			"    #0  (plan)  succeeded  attempt 1  -              -",
-			"    #1  api     running    attempt 2  in_progress    claude    feat/eng-7-fix-it",
+			"    #0  (plan)  succeeded  attempt 1  -              -         -",
+			"    #1  api     running    attempt 2  in_progress    claude    -         feat/eng-7-fix-it",
 			"  timeline:",
 			"    10:00:01  run.started  started",
 		]);
@@ -134,6 +142,74 @@ describe("formatting", () => {
 		);
 		expect(round[0]).toContain("(review, since 10:00:00)");
 		expect(round).toContain("  round: 2 of run 01PARENT");
+	});
+
+	it("a run's cost, per step; a run awaiting approval says how to approve it", () => {
+		const attempt = {
+			runs: [],
+			total: {
+				inputTokens: 300_000,
+				outputTokens: 12_000,
+				cacheReadTokens: 0,
+				cacheWriteTokens: 0,
+			},
+		};
+		const known = {
+			...NO_COST,
+			modelUsd: 4.9,
+			computeUsd: 0.12,
+			totalUsd: 5.02,
+			knownUsd: 5.02,
+			tokens: { input: 300_000, output: 12_000, cacheRead: 0, cacheWrite: 0 },
+			agentSeconds: 540,
+		};
+		const unknown = {
+			...known,
+			modelUsd: null,
+			totalUsd: null,
+			knownUsd: 0.12,
+			unknown: ["acme:x1: no price (set pricing in the config)"],
+		};
+		const lines = runDetail(
+			run({
+				status: "awaiting_approval",
+				limitUsd: 5,
+				cost: known,
+				costWithFollowUps: unknown,
+				approval: {
+					requestedAt: "2025-01-01T10:09:00.000Z",
+					spentUsd: 5.02,
+					limitUsd: 5,
+					proposedLimitUsd: 15.02,
+				},
+				approvals: [
+					{ by: "ada", via: "github", at: "2025-01-01T10:05:00.000Z", limitUsd: 5, spentUsd: 2.5 },
+				],
+				steps: [
+					step({
+						index: 0,
+						repo: "api",
+						status: "pending",
+						attempt: 2,
+						provider: "claude",
+						usage: [{ attempt: 1, ...attempt, seconds: 540 }],
+						cost: known,
+					}),
+				],
+			}),
+			[],
+			{ apiUrl: "http://lisa.example:8787" },
+		);
+		expect(lines.slice(1)).toEqual([
+			"  cost $5.02: 312k tokens, 9 agent minutes  (model $4.90, compute $0.1200; limit $5.00)",
+			"  with its follow-up rounds: cost unknown (at least $0.1200; acme:x1: no price (set pricing in the config)): 312k tokens, 9 agent minutes",
+			"  approved: limit $5.00 at $2.50 spent, by ada (github) 2025-01-01T10:05:00",
+			"  awaiting approval since 2025-01-01T10:09:00: spent $5.02 of $5.00; approving raises the limit to $15.02 unless you give one",
+			`  approve: curl -X POST -H "Authorization: Bearer $LISA_API_TOKEN" http://lisa.example:8787/api/runs/01RUN/approve [-d '{"limitUsd": 15.02}']`,
+			"           or the dashboard (/runs/01RUN, admin token), or reply `/lisa continue` on the issue",
+			"  steps:",
+			"    #0  api  pending    attempt 2  -              claude    $5.02",
+		]);
 	});
 
 	it("the overview", () => {

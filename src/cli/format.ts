@@ -1,4 +1,5 @@
 import type { EventAnswer, RunAnswer, StatsAnswer, StepAnswer } from "../api/schemas";
+import { costLine, usd } from "../domain/cost";
 import { oneLine } from "../domain/redact";
 import { RUN_STATUSES } from "../domain/states";
 
@@ -59,6 +60,8 @@ function stepLine(step: StepAnswer, repoWidth: number): string {
 		`attempt ${step.attempt}`,
 		(step.agentState ?? "-").padEnd(13),
 		(step.provider ?? "-").padEnd(8),
+		// A step no attempt of which ended has cost nothing yet.
+		(step.usage?.length ? usd(step.cost.totalUsd) : "-").padEnd(8),
 		where,
 		step.error ? `error: ${oneLine(step.error, 160)}` : "",
 	]
@@ -71,8 +74,40 @@ export function eventLine(e: EventAnswer): string {
 	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message, 160)}`;
 }
 
+/** The run's cost and limit; when it waits for approval, the request and how to answer it. */
+function costLines(run: RunAnswer, apiUrl: string | undefined): string[] {
+	const c = run.cost;
+	const limit = run.limitUsd === null ? "" : `; limit ${usd(run.limitUsd)}`;
+	const lines = [
+		`  ${costLine(c)}  (model ${usd(c.modelUsd)}, compute ${usd(c.computeUsd)}${limit})`,
+	];
+	if (run.costWithFollowUps)
+		lines.push(`  with its follow-up rounds: ${costLine(run.costWithFollowUps)}`);
+	for (const a of run.approvals ?? [])
+		lines.push(
+			`  approved: limit ${usd(a.limitUsd)} at ${usd(a.spentUsd)} spent, by ${a.by} (${a.via}) ${a.at.slice(0, 19)}`,
+		);
+	const request = run.approval;
+	if (run.status === "awaiting_approval" && request) {
+		const url = `${apiUrl ?? ""}/api/runs/${run.id}/approve`;
+		lines.push(
+			`  awaiting approval since ${request.requestedAt.slice(0, 19)}: spent ${usd(request.spentUsd)} of ${usd(request.limitUsd)}; approving raises the limit to ${usd(request.proposedLimitUsd)} unless you give one`,
+			`  approve: curl -X POST -H "Authorization: Bearer $LISA_API_TOKEN" ${url} [-d '{"limitUsd": ${request.proposedLimitUsd}}']`,
+			`           or the dashboard (${run.links.dashboard}, admin token), or reply \`/lisa continue\` on the issue`,
+		);
+	}
+	return lines;
+}
+
 /** One run: header, a line per step, and the last `recent` timeline messages (times in UTC). */
-export function runDetail(run: RunAnswer, events: EventAnswer[], recent = 5): string[] {
+export function runDetail(
+	run: RunAnswer,
+	events: EventAnswer[],
+	{
+		recent = 5,
+		apiUrl,
+	}: { recent?: number /** Lisa's URL, for the approve command. */; apiUrl?: string } = {},
+): string[] {
 	const title = run.title ? ` "${run.title}"` : "";
 	// No clock here: a watched run's header changes only when the run does.
 	const when = run.finishedAt
@@ -83,6 +118,7 @@ export function runDetail(run: RunAnswer, events: EventAnswer[], recent = 5): st
 	];
 	if (run.url) lines.push(`  issue: ${run.url}`);
 	if (run.error) lines.push(`  error: ${oneLine(run.error, 300)}`);
+	lines.push(...costLines(run, apiUrl));
 	if (run.prUrls.length) lines.push(`  PRs:   ${run.prUrls.join(" ")}`);
 	if (run.parentRunId) lines.push(`  round: ${run.round?.number ?? "?"} of run ${run.parentRunId}`);
 	if (run.followUps.length)

@@ -78,7 +78,7 @@ async function showRun(client: LisaClient, runId: string, opts: StatusOptions, o
 	}
 	const timeline = new Timeline(client, runId);
 	await timeline.poll();
-	out.write(`${runDetail(run, timeline.events).join("\n")}\n`);
+	out.write(`${runDetail(run, timeline.events, { apiUrl: client.conn.url }).join("\n")}\n`);
 	return 0;
 }
 
@@ -95,7 +95,7 @@ async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, 
 		} else {
 			await timeline.poll();
 			if (isTerminalRun(run.status)) await timeline.until(runEnded(run.status), 3_000, 200);
-			const lines = runDetail(run, timeline.events);
+			const lines = runDetail(run, timeline.events, { apiUrl: client.conn.url });
 			out.write(
 				out.isTTY
 					? redraw(shown.length, lines, out.columns)
@@ -110,7 +110,7 @@ async function watchRun(client: LisaClient, runId: string, opts: StatusOptions, 
 	}
 }
 
-const ACTIVE = ["running", "planning", "queued"] as const;
+const ACTIVE = ["running", "awaiting_approval", "planning", "queued"] as const;
 
 async function showOverview(client: LisaClient, opts: StatusOptions, out: Output) {
 	const { body: stats } = await client.get<StatsAnswer>("/api/stats");

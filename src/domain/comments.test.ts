@@ -10,6 +10,7 @@ import {
 	successComment,
 } from "./comments";
 import { newRun, newStep, planStep, type Run } from "./run";
+import type { StepAttemptUsage } from "./usage";
 
 const run = (steps: Run["steps"]): Run => ({
 	...newRun({ runId: "01R", source: "linear", issueId: "i", trigger: "webhook", now: "t" }),
@@ -98,9 +99,51 @@ describe("progress comments", () => {
 				"- docs: cancelled",
 				"",
 				'The issue is back in "Todo".',
+				"cost $0.00: 0 tokens, 0 agent minutes",
 				"Run: u",
 				"<!-- lisa:run=01R -->",
 			].join("\n"),
+		);
+	});
+
+	it("end with the run's cost: every attempt of every step, the planning step's too", () => {
+		const attempt = (n: number, usd: number | null, seconds: number): StepAttemptUsage => ({
+			attempt: n,
+			runs: [],
+			total: { inputTokens: 200_000, outputTokens: 6_000, cacheReadTokens: 0, cacheWriteTokens: 0 },
+			seconds,
+			cost: {
+				modelUsd: usd,
+				knownModelUsd: usd ?? 0.3,
+				computeUsd: 0.02,
+				...(usd === null ? { unknown: ["acme:x1: no price (set pricing in the config)"] } : {}),
+			},
+		});
+		const done: Run = {
+			...run([
+				{ ...planStep(0), status: "succeeded", usage: [attempt(1, 0.2, 60)] },
+				{
+					...newStep(1, "api"),
+					status: "succeeded",
+					prUrl: "https://github.com/acme/api/pull/1",
+					usage: [attempt(1, 0.5, 240), attempt(2, 1.08, 240)],
+				},
+			]),
+			status: "succeeded",
+		};
+		expect(successComment(done, "u").split("\n").slice(-3)).toEqual([
+			"cost $1.84: 618k tokens, 9 agent minutes",
+			"Run: u",
+			"<!-- lisa:run=01R -->",
+		]);
+		const unpriced: Run = {
+			...done,
+			status: "failed",
+			error: "tests fail",
+			steps: [{ ...newStep(0, "api"), status: "failed", usage: [attempt(1, null, 60)] }],
+		};
+		expect(failureComment(unpriced, "u")).toContain(
+			"\ncost unknown (at least $0.3200; acme:x1: no price (set pricing in the config)): 206k tokens, 1 agent minute\nRun: u",
 		);
 	});
 });

@@ -1,3 +1,4 @@
+import { costLine, runCost } from "./cost";
 import type { Plan } from "./plan";
 import { oneLine } from "./redact";
 import { prUrls, type Run, type Step, workSteps } from "./run";
@@ -12,6 +13,9 @@ export const MARKER_PATTERN = /<!-- lisa:run=([A-Za-z0-9]+) -->/;
 export const stripHtml = (text: string) =>
 	text.replace(/<!--[\s\S]*?-->/g, "").replace(/<\/?[A-Za-z][^>]*>/g, "");
 
+/** The final comment's cost line (README › Cost and budgets): the run's own, rounds apart. */
+export const runCostLine = (run: Run): string => costLine(runCost(run));
+
 export function successComment(run: Run, runUrl: string): string {
 	const urls = prUrls(run);
 	const list = urls.map((u) => `- ${u}`).join("\n");
@@ -21,6 +25,7 @@ export function successComment(run: Run, runUrl: string): string {
 			: `Lisa opened ${urls.length} pull requests for this issue:`,
 		list,
 		"",
+		runCostLine(run),
 		`Run: ${runUrl}`,
 		runMarker(run.runId),
 	].join("\n");
@@ -38,6 +43,7 @@ export function failureComment(run: Run, runUrl: string, returnedTo?: string): s
 				: []),
 		"",
 		returnedTo ? `The issue is back in "${returnedTo}".` : "",
+		runCostLine(run),
 		`Run: ${runUrl}`,
 		runMarker(run.runId),
 	]
@@ -49,6 +55,7 @@ export function cancelledComment(run: Run, runUrl: string): string {
 	return [
 		`Lisa's run was cancelled: ${run.error ?? "stopped"}`,
 		"",
+		runCostLine(run),
 		`Run: ${runUrl}`,
 		runMarker(run.runId),
 	].join("\n");

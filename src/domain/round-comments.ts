@@ -1,4 +1,4 @@
-import { runMarker } from "./comments";
+import { runCostLine, runMarker } from "./comments";
 import { type CiFailure, firstErrorLines, type RoundInput, triggerLabel } from "./follow-up";
 import { oneLine } from "./redact";
 import type { Run } from "./run";
@@ -35,6 +35,7 @@ export function roundPrComment(run: Run, runUrl: string): string | undefined {
 		`**Lisa, ${roundName(round, run)}:** ${outcome(run)}.`,
 		...(summary && run.status === "succeeded" ? ["", summary] : []),
 		"",
+		runCostLine(run),
 		`Run: ${runUrl}`,
 		runMarker(run.runId),
 	].join("\n");
@@ -44,7 +45,7 @@ export function roundPrComment(run: Run, runUrl: string): string | undefined {
 export function roundIssueLine(run: Run, runUrl: string): string | undefined {
 	const round = run.round;
 	if (!round) return undefined;
-	return `Lisa ${roundName(round, run)} on ${round.prUrl} ${oneLine(outcome(run), 300)}. Run: ${runUrl}\n${runMarker(run.runId)}`;
+	return `Lisa ${roundName(round, run)} on ${round.prUrl} ${oneLine(outcome(run), 300)}. Run: ${runUrl} (${runCostLine(run)})\n${runMarker(run.runId)}`;
 }
 
 /** The round limit, said once on the pull request and the issue. */

@@ -416,9 +416,97 @@ describe("actions", () => {
 		await w.api(`/api/runs/${retry.body.id}/cancel`, { method: "POST" });
 		await w.waitForRun(retry.body.id, (r) => r.status === "cancelled");
 
-		for (const action of ["cancel", "retry"]) {
+		for (const action of ["cancel", "retry", "approve"]) {
 			expect((await w.api(`/api/runs/${ulid()}/${action}`, { method: "POST" })).status).toBe(404);
 			expect((await w.api(`/api/runs/NOPE/${action}`, { method: "POST" })).status).toBe(400);
 		}
+	});
+
+	it("approves a run paused at its cost limit: a new limit above what it spent, admin only", async () => {
+		if (!w.stack) throw new Error("no stack");
+		const requestedAt = new Date().toISOString();
+		const paused = await seed({ at: requestedAt, status: "running" });
+		await store().updateRun(
+			paused,
+			{
+				set: {
+					status: "awaiting_approval",
+					approval: {
+						requestedAt,
+						spentUsd: 5.02,
+						limitUsd: 5,
+						proposedLimitUsd: 15.02,
+						steps: [0],
+						resume: "running",
+					},
+				},
+			},
+			requestedAt,
+		);
+		const approve = (id: string, body?: unknown, token = w.stack?.apiToken) =>
+			fetch(`${w.url()}/api/runs/${id}/approve`, {
+				method: "POST",
+				headers: auth(token),
+				...(body === undefined ? {} : { body: JSON.stringify(body) }),
+			});
+		const answer = async (res: Response) => ({ status: res.status, body: await res.json() });
+
+		expect(await answer(await approve(paused.runId, {}, w.stack.readToken))).toMatchObject({
+			status: 403,
+			body: { error: expect.stringMatching(/read-only/) },
+		});
+		expect(await answer(await approve(paused.runId, { limitUsd: 5 }))).toEqual({
+			status: 400,
+			body: { error: "limitUsd must be more than the $5.02 the run has spent" },
+		});
+		expect((await approve(paused.runId, { limitUsd: -1 })).status).toBe(400);
+		expect((await approve(paused.runId, { limitUsd: 20, more: 1 })).status).toBe(400);
+		const finished = await seed({ at: requestedAt });
+		expect(await answer(await approve(finished.runId))).toEqual({
+			status: 409,
+			body: { error: "run is succeeded, not awaiting_approval" },
+		});
+		expect((await approve(ulid())).status).toBe(404);
+
+		// The yes goes to the pipeline as a message on the events queue (an app whose queue is
+		// recorded: the stack's own pipeline would take it at once).
+		const sent: unknown[] = [];
+		const app = createApp({
+			...w.stack.deps,
+			queue: {
+				send: async (queue, message) => {
+					sent.push({ queue, message });
+				},
+			},
+		});
+		const post = (body?: string) =>
+			app.request(`/api/runs/${paused.runId}/approve`, {
+				method: "POST",
+				headers: auth(w.stack?.apiToken),
+				...(body === undefined ? {} : { body }),
+			});
+		expect(await answer(await post(JSON.stringify({ limitUsd: 20 })))).toEqual({
+			status: 202,
+			body: { id: paused.runId, status: "approving", limitUsd: 20 },
+		});
+		// Without a limit: the one the request proposed.
+		expect((await answer(await post())).body).toMatchObject({ limitUsd: 15.02 });
+		const message = {
+			type: "run.approve",
+			runId: paused.runId,
+			by: "api",
+			via: "api",
+			requestedAt,
+		};
+		expect(sent).toEqual([
+			{ queue: "events", message: { ...message, limitUsd: 20 } },
+			{ queue: "events", message: { ...message, limitUsd: 15.02 } },
+		]);
+		// The run shows what it waits for.
+		const view = await json(await get(`/api/runs/${paused.runId}`), runAnswer);
+		expect(view).toMatchObject({
+			status: "awaiting_approval",
+			approval: { spentUsd: 5.02, limitUsd: 5, proposedLimitUsd: 15.02 },
+		});
 	});
 });

@@ -149,7 +149,7 @@ describe("lisa status (overview)", () => {
 		const { code, stdout } = await lisa(["status"], env);
 		expect(code).toBe(0);
 		expect(lines(stdout)).toEqual([
-			"runs: 2 (queued 0 · planning 0 · running 0 · succeeded 1 · failed 1 · cancelled 0)",
+			"runs: 2 (queued 0 · planning 0 · running 0 · awaiting_approval 0 · succeeded 1 · failed 1 · cancelled 0)",
 			"success rate: 50%",
 			"no active runs",
 		]);

@@ -107,6 +107,15 @@ const AT = "2025-01-02T03:04:05.000Z";
 const PR = "https://github.com/acme/api/pull/7";
 const TITLE = `Render <img src=x onerror="document.title='pwned'"> safely`;
 const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 };
+const cost = {
+	modelUsd: 1.5,
+	computeUsd: 0.34,
+	totalUsd: 1.84,
+	knownUsd: 1.84,
+	unknown: [],
+	tokens: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
+	agentSeconds: 60,
+};
 const theRun = runAnswer.parse({
 	id: ID,
 	runId: ID,
@@ -118,7 +127,7 @@ const theRun = runAnswer.parse({
 	trigger: "webhook",
 	status: "succeeded",
 	steps: [
-		{ index: 0, repo: "api", status: "succeeded", attempt: 1, provider: "claude", prUrl: PR },
+		{ index: 0, repo: "api", status: "succeeded", attempt: 1, provider: "claude", prUrl: PR, cost },
 	],
 	createdAt: AT,
 	updatedAt: AT,
@@ -127,6 +136,8 @@ const theRun = runAnswer.parse({
 	provider: "claude",
 	durationSeconds: 75,
 	usage,
+	cost,
+	limitUsd: 10,
 	prUrls: [PR],
 	followUps: [],
 	pendingFollowUps: [],
@@ -144,7 +155,15 @@ const stats = statsAnswer.parse({
 	window: { since: AT, until: AT },
 	truncated: false,
 	total: 3,
-	counts: { queued: 0, planning: 0, running: 1, succeeded: 1, failed: 1, cancelled: 0 },
+	counts: {
+		queued: 0,
+		planning: 0,
+		running: 1,
+		awaiting_approval: 0,
+		succeeded: 1,
+		failed: 1,
+		cancelled: 0,
+	},
 	successRate: 0.5,
 	medianDurationSeconds: 75,
 	duration: { medianSeconds: 75, p90Seconds: 75 },
@@ -244,6 +263,7 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 			expect(await row.locator(".title").textContent()).toBe(TITLE);
 			expect(await list.page.locator("img").count()).toBe(0);
 			expect(await row.locator(`a[href="${PR}"]`).count()).toBe(1);
+			expect(await row.locator(".cost").textContent()).toBe("$1.84");
 			const stat = (label: string) =>
 				list.page.locator(".stat", { hasText: label }).locator("b").textContent();
 			await expect.poll(() => stat("active")).toBe("1");
@@ -259,6 +279,7 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 			expect(await one.page.locator("#steps .badge").textContent()).toBe("succeeded");
 			expect(await one.page.locator("#output").textContent()).toBe("working… 1/1");
 			expect(await one.page.locator("#retry").count()).toBe(1);
+			expect(await one.page.locator("#cost").textContent()).toMatch(/^Cost \$1\.84 \(model/);
 			expect(one.errors).toEqual([]);
 			await one.page.close();
 		});

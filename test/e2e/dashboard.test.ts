@@ -1,7 +1,10 @@
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
+import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newRun, newStep, planStep, type Run } from "../../src/domain/run";
+import type { StepAttemptUsage } from "../../src/domain/usage";
 import { hasChromium, launchChromium } from "../support/browser";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -157,6 +160,118 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		await page.goto(`${w.url()}/runs/${failed}`);
 		await expect.poll(() => page.locator("#round").textContent()).toContain("Follow-up round 1 of");
 		expect(await page.locator(`#round a[href="/runs/${ok}"]`).count()).toBe(1);
+		await page.close();
+	});
+
+	it("shows what a run costs, and asks for approval with a button that calls the API", async () => {
+		// Written as a run paused at its limit would be (the pause itself: the budget's own tests).
+		const store = w.stack?.deps.store;
+		if (!store || !w.stack) throw new Error("no stack");
+		const now = new Date().toISOString();
+		const attempt = (n: number, model: number | null, compute: number): StepAttemptUsage => ({
+			attempt: n,
+			runs: [],
+			total: { inputTokens: 100_000, outputTokens: 5_000, cacheReadTokens: 0, cacheWriteTokens: 0 },
+			seconds: 300,
+			cost: {
+				modelUsd: model,
+				knownModelUsd: model ?? 0,
+				computeUsd: compute,
+				...(model === null ? { unknown: ["acme:x1: no price (set pricing in the config)"] } : {}),
+			},
+		});
+		const run: Run = {
+			...newRun({
+				runId: ulid(),
+				source: "linear",
+				issueId: `approve-${ulid()}`,
+				issueKey: "ENG-900",
+				trigger: "webhook",
+				now,
+			}),
+			title: "A costly change",
+			status: "awaiting_approval",
+			limitUsd: 5,
+			steps: [
+				{ ...planStep(0), status: "succeeded", usage: [attempt(1, 0.25, 0.01)] },
+				{
+					...newStep(1, "api"),
+					status: "pending",
+					attempt: 3,
+					usage: [attempt(1, 4.6, 0.11), attempt(2, null, 0.05)],
+				},
+			],
+			approval: {
+				requestedAt: now,
+				spentUsd: 5.02,
+				limitUsd: 5,
+				proposedLimitUsd: 15.02,
+				steps: [1],
+				resume: "running",
+			},
+		};
+		await store.createRun(run);
+		const id = run.runId;
+
+		// The list: an active status, and a cost nobody can know said as such, never $0.
+		const page = await signedIn();
+		await row(page, id).waitFor();
+		expect(await row(page, id).locator(".badge").textContent()).toBe("awaiting_approval");
+		const listed = row(page, id).locator(".cost .unknown");
+		expect(await listed.textContent()).toBe("unknown");
+		expect(await listed.getAttribute("title")).toBe(
+			"at least $5.02; acme:x1: no price (set pricing in the config)",
+		);
+		await page.selectOption("#status-filter", "awaiting_approval");
+		await expect.poll(() => page.locator("#runs tr[data-run]").count()).toBe(1);
+
+		// Its page: the run's cost, each step's and each attempt's, and the request.
+		await page.goto(`${w.url()}/runs/${id}`);
+		await page.locator("#approval").waitFor();
+		expect(await page.locator("#approval").textContent()).toContain(
+			"Waiting for approval: spent $5.02 of $5.00",
+		);
+		expect(await page.locator("#cost").textContent()).toMatch(
+			/^Cost unknown \(at least \$5\.02: acme:x1: no price \(set pricing in the config\)\) · 315k tokens · 15m 0s agent time · limit \$5\.00$/,
+		);
+		const cost = (n: number) => page.locator("#steps tr").nth(n).locator(".cost");
+		expect(await cost(1).textContent()).toBe("$0.2600");
+		expect(await cost(2).locator(".unknown").first().textContent()).toBe("unknown");
+		expect(await cost(2).locator(".attempts").textContent()).toBe("#1 $4.71 · #2 unknown");
+		// The read-only token watches; approving is the admin token's.
+		await page.click("#approve");
+		await expect.poll(() => page.locator("#notice").textContent()).toMatch(/read-only/);
+
+		// With the admin token the button posts the new limit (answered here: approving is the
+		// pipeline's, tested with the endpoint in api.test.ts).
+		const posted: { method: string; auth?: string; body: unknown }[] = [];
+		await page.route(`**/api/runs/${id}/approve`, (route) => {
+			const req = route.request();
+			posted.push({
+				method: req.method(),
+				auth: req.headers().authorization,
+				body: JSON.parse(req.postData() ?? "null"),
+			});
+			return route.fulfill({
+				status: 202,
+				contentType: "application/json",
+				body: JSON.stringify({ id, status: "approving", limitUsd: 20 }),
+			});
+		});
+		await page.evaluate((t) => localStorage.setItem("lisaToken", t), w.stack.apiToken);
+		await page.reload();
+		await page.locator("#approve-limit").waitFor();
+		await page.fill("#approve-limit", "20");
+		// The page is drawn again every second while the run is active: what was typed stays.
+		await page.waitForTimeout(1500);
+		expect(await page.inputValue("#approve-limit")).toBe("20");
+		await page.click("#approve");
+		await expect
+			.poll(() => page.locator("#notice").textContent())
+			.toBe("Approved: the run goes on up to $20.00.");
+		expect(posted).toEqual([
+			{ method: "POST", auth: `Bearer ${w.stack.apiToken}`, body: { limitUsd: 20 } },
+		]);
 		await page.close();
 	});
 

@@ -124,7 +124,7 @@ describe("Linear agent session rules", () => {
 		});
 		expect(finalActivity(run({ status: "succeeded" }), "http://x/runs/01R")).toEqual({
 			type: "response",
-			body: "Opened a pull request:\n- https://github.com/acme/api/pull/1\n\nRun: http://x/runs/01R",
+			body: "Opened a pull request:\n- https://github.com/acme/api/pull/1\n\ncost $0.00: 0 tokens, 0 agent minutes\nRun: http://x/runs/01R",
 		});
 		expect(
 			finalActivity(
@@ -133,7 +133,7 @@ describe("Linear agent session rules", () => {
 			),
 		).toEqual({
 			type: "response",
-			body: "Stopped: stopped in Linear by Ada.\n\nRun: u",
+			body: "Stopped: stopped in Linear by Ada.\n\ncost $0.00: 0 tokens, 0 agent minutes\nRun: u",
 		});
 		expect(finalActivity(run({ status: "failed", error: "tests failed" }), "u")).toMatchObject({
 			type: "error",

@@ -1,4 +1,4 @@
-import { planLines, runRepos } from "../../domain/comments";
+import { planLines, runCostLine, runRepos } from "../../domain/comments";
 import { MAX_FOLLOW_UP_TEXT } from "../../domain/follow-up";
 import type { Plan } from "../../domain/plan";
 import { prUrls, type Run, workSteps } from "../../domain/run";
@@ -154,19 +154,20 @@ export function stepAction(run: Run, stepIndex: number): SessionActivity {
 export function finalActivity(run: Run, runUrl: string): SessionActivity {
 	const prs = prUrls(run);
 	const list = prs.map((u) => `- ${u}`).join("\n");
+	const end = `${runCostLine(run)}\nRun: ${runUrl}`;
 	if (run.status === "succeeded")
 		return {
 			type: "response",
-			body: `${prs.length === 1 ? "Opened a pull request" : `Opened ${prs.length} pull requests`}:\n${list}\n\nRun: ${runUrl}`,
+			body: `${prs.length === 1 ? "Opened a pull request" : `Opened ${prs.length} pull requests`}:\n${list}\n\n${end}`,
 		};
 	if (run.status === "cancelled")
 		return {
 			type: "response",
-			body: `Stopped: ${run.error ?? "the run was cancelled"}.${prs.length ? `\n\nPull requests opened before stopping:\n${list}` : ""}\n\nRun: ${runUrl}`,
+			body: `Stopped: ${run.error ?? "the run was cancelled"}.${prs.length ? `\n\nPull requests opened before stopping:\n${list}` : ""}\n\n${end}`,
 		};
 	return {
 		type: "error",
-		body: `Could not resolve this issue: ${run.error ?? "the run failed"}${prs.length ? `\n\nPull requests opened before the failure:\n${list}` : ""}\n\nRun: ${runUrl}`,
+		body: `Could not resolve this issue: ${run.error ?? "the run failed"}${prs.length ? `\n\nPull requests opened before the failure:\n${list}` : ""}\n\n${end}`,
 	};
 }
 

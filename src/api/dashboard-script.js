@@ -578,7 +578,7 @@ export function dashboardMain() {
 			limit,
 			` USD (empty: ${money(request.proposedLimitUsd)}) `,
 			el("button", { id: "approve" }, "Approve"),
-			el("span", { class: "muted" }, " — or reply /lisa continue on the issue."),
+			el("span", { class: "muted" }, " — or reply /lisa continue on its pull request or in its Linear session."),
 		);
 		form.addEventListener("submit", (e) => {
 			e.preventDefault();

@@ -206,7 +206,7 @@ describe("formatting", () => {
 			"  approved: limit $5.00 at $2.50 spent, by ada (github) 2025-01-01T10:05:00",
 			"  awaiting approval since 2025-01-01T10:09:00: spent $5.02 of $5.00; approving raises the limit to $15.02 unless you give one",
 			`  approve: curl -X POST -H "Authorization: Bearer $LISA_API_TOKEN" http://lisa.example:8787/api/runs/01RUN/approve [-d '{"limitUsd": 15.02}']`,
-			"           or the dashboard (/runs/01RUN, admin token), or reply `/lisa continue` on the issue",
+			"           or the dashboard (/runs/01RUN, admin token), or reply `/lisa continue` on its pull request or Linear session",
 			"  steps:",
 			"    #0  api  pending    attempt 2  -              claude    $5.02",
 		]);

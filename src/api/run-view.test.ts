@@ -178,7 +178,17 @@ describe("a run's cost in the API", () => {
 			steps: [2],
 			resume: "running" as const,
 		};
-		const approvals = [{ by: "ada", via: "github" as const, at: NOW, limitUsd: 5, spentUsd: 2 }];
+		const approvals = [
+			{
+				by: "ada",
+				via: "github" as const,
+				at: NOW,
+				limitUsd: 5,
+				spentUsd: 2,
+				requestedAt: NOW,
+				steps: [1],
+			},
+		];
 		const waiting = runAnswer.parse(
 			runView(
 				{ ...planned, status: "awaiting_approval", limitUsd: 7, approval, approvals },

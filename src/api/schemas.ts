@@ -194,6 +194,8 @@ const approval = z.object({
 	at: z.string(),
 	limitUsd: z.number().meta({ description: "The limit the approval set" }),
 	spentUsd: z.number().meta({ description: "What the run had spent when approved" }),
+	requestedAt: z.string().meta({ description: "The approval request it answered" }),
+	steps: z.array(z.number().int()).meta({ description: "The steps it launched" }),
 });
 
 export const runAnswer = z.looseObject({

@@ -42,7 +42,7 @@ const e2e = [
 	"test/{e2e,lambda,adversarial}/**/*.test.ts",
 	"src/pipeline/**/*.test.ts",
 	"src/task/bundle.test.ts",
-	"src/task/agents/{chain,supervise}.test.ts",
+	"src/task/agents/{budget,chain,supervise}.test.ts",
 	"src/task/attempt/superseded.test.ts",
 	"src/task/sandbox/{identity,isolation,permissions}.test.ts",
 	"src/task/steps/{checks,follow-up,plan}.test.ts",

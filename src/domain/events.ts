@@ -46,6 +46,7 @@ export const TIMELINE_EVENTS = [
 	"agent.finished",
 	"agent.unavailable",
 	"agent.processes_stopped",
+	"agent.unpriced",
 	"validation.passed",
 	"validation.failed",
 	"gate.refused",

@@ -42,6 +42,7 @@ export function reportMessage(runId: string, stepIndex: number, report: StepRepo
 		plan: report.plan,
 		usage: report.usage,
 		round: report.round,
+		budget: report.budget,
 	});
 }
 

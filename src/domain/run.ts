@@ -39,6 +39,8 @@ export interface StepReport {
 	usage?: AttemptUsage;
 	/** A follow-up round's outcome: its summary, replies, or that nothing needed changing. */
 	round?: RoundReport;
+	/** The run's cost reached its limit: the task stopped the agent (README › Cost and budgets). */
+	budget?: { spentUsd: number; limitUsd: number };
 	at: string;
 }
 

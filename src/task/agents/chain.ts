@@ -5,9 +5,10 @@ import { StepFailure } from "../attempt/failure";
 import type { Heartbeat } from "../attempt/heartbeat";
 import type { Timeline } from "../attempt/timeline";
 import type { AgentUser } from "../sandbox/process";
+import type { BudgetWatch } from "./budget";
 import { type ChainAttempt, exhaustedError, exitText, failureVerdict } from "./fallback";
 import { PROVIDERS } from "./providers";
-import { type AgentReport, agentEnv, type Provider } from "./providers/provider";
+import { type AgentReport, agentEnv, type LiveUsage, type Provider } from "./providers/provider";
 import { supervise } from "./supervise";
 
 /** What every agent run of a step shares: the models, limits and supervision. */
@@ -26,6 +27,8 @@ export interface ChainContext {
 	user?: AgentUser;
 	/** Where each agent run's model, outcome and usage is recorded, for the attempt's report. */
 	agentRuns: AgentRunUsage[];
+	/** The run's budget, when the step was launched with one. */
+	budget?: BudgetWatch;
 }
 
 /** One model's run: where, with what prompt, and how to see it is active. */
@@ -69,6 +72,7 @@ export async function runChain(
 			});
 			continue;
 		}
+		ctx.budget?.before();
 		const turn = await hooks.turn(provider);
 		await ctx.heartbeat.started(m.spec);
 		await ctx.timeline.add(
@@ -78,6 +82,7 @@ export async function runChain(
 		);
 		const timeoutMs = ctx.deadlineAt - Date.now();
 		if (timeoutMs <= 0) throw timedOut(ctx);
+		const watch = ctx.budget && liveWatch(ctx.budget, m);
 		const { result, stuck } = await supervise(
 			(io) =>
 				provider.run(turn.prompt, {
@@ -86,10 +91,11 @@ export async function runChain(
 					env,
 					timeoutMs,
 					onOutput: io.onOutput,
-					signal: io.signal,
+					signal: watch ? AbortSignal.any([io.signal, watch.signal]) : io.signal,
 					nativeWorktree: turn.nativeWorktree,
 					scratchDir: ctx.scratchDir,
 					user: ctx.user,
+					onUsage: watch?.onUsage,
 				}),
 			{
 				staleMs: ctx.staleSeconds * 1000,
@@ -100,9 +106,32 @@ export async function runChain(
 				secrets: ctx.secrets,
 			},
 		);
-		const { turns, usage } = result.report ?? {};
-		ctx.agentRuns.push({ model: m.spec, ok: result.ok, turns, usage });
+		const { turns, usage, servedModel } = result.report ?? {};
+		const stopped = watch?.signal.aborted === true;
+		const run: AgentRunUsage = {
+			model: m.spec,
+			// What prices an entry that names no model.
+			...(servedModel && !m.model ? { servedModel } : {}),
+			ok: result.ok && !stopped,
+			turns,
+			usage,
+		};
+		ctx.agentRuns.push(run);
+		// Counted now, so a run without a price is said at once (a CLI that reports at the end).
+		ctx.budget?.spent();
+		await ctx.budget?.settle();
 		ctx.heartbeat.check();
+		if (stopped && ctx.budget) {
+			const failure = ctx.budget.stop();
+			await ctx.timeline.add("agent.failed", `${m.spec}: ${failure.message}`, {
+				provider: m.spec,
+				transient: false,
+				turns,
+				usage,
+				budget: failure.budget,
+			});
+			throw failure;
+		}
 		if (result.timedOut || (!result.ok && Date.now() >= ctx.deadlineAt)) throw timedOut(ctx);
 		if (result.ok) {
 			await ctx.timeline.add("agent.finished", `${m.spec} finished${usageText(result.report)}`, {
@@ -143,6 +172,28 @@ function usageText(report: AgentReport | undefined): string {
 		u?.costUsd !== undefined ? `$${u.costUsd.toFixed(4)}` : undefined,
 	].filter(Boolean);
 	return parts.length ? `: ${parts.join(", ")}` : "";
+}
+
+/**
+ * Watches one agent run's usage as it streams: aborts it, as a timeout would, once the run's
+ * spend passes the limit. The CLI's closing summary stops nothing (no more is asked of the model);
+ * the next run's check counts it.
+ */
+function liveWatch(budget: BudgetWatch, m: ModelSpec) {
+	const controller = new AbortController();
+	return {
+		signal: controller.signal,
+		onUsage(live: LiveUsage) {
+			if (controller.signal.aborted || live.final) return;
+			const current: AgentRunUsage = {
+				model: m.spec,
+				...(live.servedModel && !m.model ? { servedModel: live.servedModel } : {}),
+				ok: false,
+				usage: live.usage,
+			};
+			if (budget.passed(current)) controller.abort();
+		},
+	};
 }
 
 function timedOut(ctx: ChainContext): StepFailure {

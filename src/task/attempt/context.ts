@@ -1,4 +1,5 @@
 import { type LisaConfig, parseModelSpec, type RepoConfig } from "../../config/schema";
+import { costingOf } from "../../domain/cost";
 import type { RoundInput } from "../../domain/follow-up";
 import type { Guardrail } from "../../domain/guardrails";
 import {
@@ -14,6 +15,7 @@ import type { LaunchRepo } from "../../launcher/launcher";
 import type { Logger } from "../../log";
 import type { Queue } from "../../queue/sqs";
 import type { TaskStore } from "../../store";
+import { BudgetWatch } from "../agents/budget";
 import type { ChainContext } from "../agents/chain";
 import { stepDeadline } from "../agents/supervision";
 import { Git, gitEnv } from "../sandbox/git";
@@ -148,6 +150,7 @@ export function chainContext(
 	deadlineAt: number,
 ): Omit<ChainContext, "scratchDir"> {
 	const limits = config.limits;
+	const budget = a.run.steps[a.req.stepIndex]?.budget;
 	return {
 		models: config.models.map(parseModelSpec),
 		env: a.deps.env,
@@ -159,6 +162,17 @@ export function chainContext(
 		timeline: a.timeline,
 		user: a.scope.user,
 		agentRuns: a.agentRuns,
+		// Model spend only: compute is priced by the pipeline.
+		...(budget
+			? {
+					budget: new BudgetWatch(
+						budget,
+						costingOf(config, undefined).prices,
+						a.agentRuns,
+						a.timeline,
+					),
+				}
+			: {}),
 	};
 }
 

@@ -1,3 +1,5 @@
+import { usd } from "../../domain/cost";
+
 /** What part of the step failed: it decides whether later runs of the repo learn from it. */
 export type FailureKind =
 	| "config"
@@ -8,7 +10,8 @@ export type FailureKind =
 	| "gate"
 	| "timeout"
 	| "publish"
-	| "plan";
+	| "plan"
+	| "budget";
 
 /**
  * A failure with the text to report and whether another attempt could succeed. `lesson`: the same
@@ -24,6 +27,27 @@ export class StepFailure extends Error {
 	) {
 		super(message);
 		this.name = "StepFailure";
+	}
+}
+
+/** What the run had spent when its budget stopped the attempt, and its limit. */
+export interface BudgetSpent {
+	spentUsd: number;
+	limitUsd: number;
+}
+
+/**
+ * The run's cost reached `limits.max_run_cost_usd` (README › Cost and budgets): the agent is
+ * stopped, nothing is pushed, and the report says what was spent so the pipeline asks for approval.
+ */
+export class BudgetStop extends StepFailure {
+	constructor(readonly budget: BudgetSpent) {
+		super(
+			`stopped: the run's cost reached ${usd(budget.spentUsd)} of its ${usd(budget.limitUsd)} limit (limits.max_run_cost_usd)`,
+			false,
+			"budget",
+		);
+		this.name = "BudgetStop";
 	}
 }
 

@@ -11,7 +11,7 @@ import { clearWorkspace } from "../sandbox/workspace";
 import { executePlan } from "../steps/plan";
 import type { Attempt, Lesson, StepRequest, TaskDeps } from "./context";
 import { execute } from "./execute";
-import { type FailureKind, StepFailure } from "./failure";
+import { BudgetStop, type FailureKind, StepFailure } from "./failure";
 import { Heartbeat } from "./heartbeat";
 import { launchedRepos } from "./repos";
 import { Timeline } from "./timeline";
@@ -82,6 +82,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 			outcome: "failed",
 			error: redact(failure.message, secrets),
 			transient: failure.transient,
+			...(failure instanceof BudgetStop ? { budget: failure.budget } : {}),
 		};
 	} finally {
 		heartbeat.stop();

@@ -11,7 +11,7 @@ import {
 	textOf,
 } from "../../../../test/doubles/models/openai-chat";
 import { git } from "../../../../test/support/git";
-import { commandEnv } from "../providers/provider";
+import { commandEnv, type LiveUsage } from "../providers/provider";
 import { type BuiltinConfig, builtinConfig, CUT_REPLY_MESSAGE, runBuiltinAgent } from "./agent";
 import { retryAfterMs } from "./llm";
 
@@ -168,13 +168,44 @@ describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 				usage: { prompt_tokens: 1300, completion_tokens: 20 },
 			},
 		);
-		const result = await run();
+		const live: LiveUsage[] = [];
+		const result = await runBuiltinAgent("Add hello.txt saying hello.", config(), {
+			cwd: repo,
+			env: commandEnv(env),
+			timeoutMs: 60_000,
+			onUsage: (u) => live.push(u),
+		});
 		expect(result.report).toEqual({
 			finalMessage: bashReply("Done.", "echo TASK_COMPLETE"),
 			turns: 2,
 			// Cached input is counted once, as cache reads, not again as input.
 			usage: { inputTokens: 1500, outputTokens: 60, cacheReadTokens: 1000, cacheWriteTokens: 0 },
+			servedModel: "test-model",
 		});
+		// The usage so far after each response, for the budget's watch.
+		expect(live).toEqual([
+			{
+				usage: { inputTokens: 200, outputTokens: 40, cacheReadTokens: 1000, cacheWriteTokens: 0 },
+				servedModel: "test-model",
+			},
+			{ usage: result.report?.usage, servedModel: "test-model" },
+		]);
+	});
+
+	it("runs no command of a response after which it was stopped", async () => {
+		const stop = new AbortController();
+		llm.script(bashReply("Write it.", "touch ran.txt"));
+		const result = await runBuiltinAgent("Add hello.txt saying hello.", config(), {
+			cwd: repo,
+			env: commandEnv(env),
+			timeoutMs: 60_000,
+			signal: stop.signal,
+			onUsage: () => stop.abort(),
+		});
+		expect(result).toMatchObject({ ok: false, report: { turns: 1 } });
+		expect(result.output).toContain("builtin: stopped");
+		expect(existsSync(path.join(repo, "ran.txt"))).toBe(false);
+		expect(llm.requests).toHaveLength(1);
 	});
 
 	it("does not run a reply cut at the output limit, and asks for a shorter one", async () => {

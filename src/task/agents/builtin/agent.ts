@@ -2,7 +2,7 @@ import { tail } from "../../../domain/redact";
 import { sumUsage } from "../../../domain/usage";
 import type { AgentUser } from "../../sandbox/process";
 import { runProcess } from "../../sandbox/process";
-import type { AgentResult, AgentUsage } from "../providers/provider";
+import type { AgentResult, AgentUsage, LiveUsage } from "../providers/provider";
 import { blockedMessage, blockedReason } from "./blocklist";
 import { type ChatMessage, type ChatReply, chat, type LlmConfig, LlmError } from "./llm";
 import {
@@ -64,6 +64,8 @@ export interface BuiltinIo {
 	signal?: AbortSignal;
 	/** The user the commands run as (the agent's own, when the task has one). */
 	user?: AgentUser;
+	/** The usage so far, after every response that reported one (the budget's live watch). */
+	onUsage?: (live: LiveUsage) => void;
 }
 
 const MAX_TRANSCRIPT = 64 * 1024;
@@ -95,7 +97,7 @@ export async function runBuiltinAgent(
 			exitCode: ok ? 0 : 1,
 			timedOut: deadline.aborted,
 			transient: ok ? undefined : transient,
-			report: { finalMessage: lastReply, turns, usage },
+			report: { finalMessage: lastReply, turns, usage, servedModel: cfg.llm.model },
 		};
 	};
 
@@ -115,7 +117,12 @@ export async function runBuiltinAgent(
 			return end(false, `builtin: the LLM request failed: ${e.message}`, e.transient);
 		}
 		turns++;
-		if (answer.usage) usage = sumUsage([usage, answer.usage]);
+		if (answer.usage) {
+			usage = sumUsage([usage, answer.usage]);
+			io.onUsage?.({ usage, servedModel: cfg.llm.model });
+			// Stopped for what this response cost: its command does not run.
+			if (signal.aborted) return end(false, "builtin: stopped", false);
+		}
 		const reply = answer.content;
 		lastReply = reply;
 		// The reply is kept even when it is malformed, so the model sees what it said (unlike the original Lisa CLI).

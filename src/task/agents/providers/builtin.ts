@@ -24,6 +24,7 @@ export const builtin: Provider = {
 			onOutput: opts.onOutput,
 			signal: opts.signal,
 			user: opts.user,
+			onUsage: opts.onUsage,
 		});
 	},
 };

@@ -17,6 +17,7 @@ import {
 	modelEnv,
 	withCli,
 } from "../../../../test/support/agent-cli";
+import { claudeReader } from "./claude";
 
 const MODEL = "claude-sonnet-4-5";
 
@@ -94,6 +95,7 @@ async function implementsTheIssue(t: CliTest<AnthropicDouble>) {
 	expect(r.report).toMatchObject({
 		finalMessage: FINAL,
 		turns: 4,
+		servedModel: MODEL,
 		usage: {
 			inputTokens: 4 * u.input_tokens,
 			outputTokens: 4 * u.output_tokens,
@@ -158,6 +160,100 @@ describe("claude (the real CLI against a scripted Anthropic API)", () => {
 			expect(r.ok).toBe(false);
 			expect(r.report?.error?.kind).toBe("network");
 			expect(r.transient).toBe(true);
+		});
+	});
+});
+
+/** An `assistant` event of 2.1.330's stream-json (trimmed): one per content block of a response. */
+const assistant = (id: string, usage: Record<string, number>, parent: string | null = null) =>
+	JSON.stringify({
+		type: "assistant",
+		message: {
+			id,
+			type: "message",
+			role: "assistant",
+			model: "claude-sonnet-4-5",
+			content: [{ type: "text", text: `part of ${id}` }],
+			usage,
+		},
+		parent_tool_use_id: parent,
+		session_id: "s",
+		uuid: `${id}-${Math.random()}`,
+	});
+
+const STARTED = { input_tokens: 1200, output_tokens: 1, cache_read_input_tokens: 2000 };
+const streamed = (n: number) => ({
+	inputTokens: n * 1200,
+	outputTokens: n,
+	cacheReadTokens: n * 2000,
+	cacheWriteTokens: 0,
+});
+
+describe("claude output: the usage so far", () => {
+	it("counts each response once, subagents' too, with the model the init event names", () => {
+		const r = claudeReader();
+		expect(r.usage?.()).toBeUndefined();
+		r.line(JSON.stringify({ type: "system", subtype: "init", model: "claude-opus-4-5" }));
+		// Two content blocks of one response repeat its usage: counted once.
+		r.line(assistant("msg_1", STARTED));
+		r.line(assistant("msg_1", STARTED));
+		expect(r.usage?.()).toEqual({ usage: streamed(1), servedModel: "claude-opus-4-5" });
+		r.line(assistant("msg_2", STARTED, "toolu_1"));
+		r.line("not json at all");
+		expect(r.usage?.()?.usage).toEqual(streamed(2));
+		// Killed before its result: the report keeps what streamed.
+		expect(r.report()).toEqual({
+			finalMessage: "part of msg_1",
+			usage: streamed(2),
+			servedModel: "claude-opus-4-5",
+		});
+	});
+
+	it("believes no result below what streamed, and takes its cost as reported", () => {
+		const r = claudeReader();
+		for (const id of ["msg_1", "msg_2", "msg_3"]) r.line(assistant(id, STARTED));
+		// A result that claims one small request and a tiny cost.
+		r.line(
+			JSON.stringify({
+				type: "result",
+				subtype: "success",
+				is_error: false,
+				num_turns: 3,
+				result: "done",
+				total_cost_usd: 0.0001,
+				modelUsage: {
+					"claude-sonnet-4-5": {
+						inputTokens: 10,
+						outputTokens: 900,
+						cacheReadInputTokens: 0,
+						cacheCreationInputTokens: 0,
+					},
+				},
+			}),
+		);
+		const usage = { ...streamed(3), outputTokens: 900, costUsd: 0.0001 };
+		// Without an init event, the responses name the model.
+		const servedModel = "claude-sonnet-4-5";
+		expect(r.usage?.()).toEqual({ usage, servedModel, final: true });
+		expect(r.report()).toMatchObject({ turns: 3, finalMessage: "done", usage });
+		// Usage after the result (a forged one, then real responses) is watched again.
+		r.line(assistant("msg_4", STARTED));
+		expect(r.usage?.()).toEqual({
+			usage: { ...usage, inputTokens: 4 * 1200, cacheReadTokens: 8000 },
+			servedModel,
+		});
+	});
+
+	it("keeps forged counts whole, positive and bounded", () => {
+		const r = claudeReader();
+		r.line(
+			assistant("msg_1", { input_tokens: 1e300, output_tokens: -5, cache_read_input_tokens: 2.5 }),
+		);
+		expect(r.usage?.()?.usage).toEqual({
+			inputTokens: 1e9,
+			outputTokens: 0,
+			cacheReadTokens: 2,
+			cacheWriteTokens: 0,
 		});
 	});
 });

@@ -1,8 +1,8 @@
 import { oneLine } from "../../../domain/redact";
 import { sumUsage } from "../../../domain/usage";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
-import { type Json, jsonLine, num, obj, str, toolSubject } from "./json";
-import type { AgentErrorKind, AgentReport } from "./provider";
+import { type Json, jsonLine, num, obj, str, tokens, toolSubject } from "./json";
+import type { AgentErrorKind, AgentReport, AgentUsage } from "./provider";
 
 /** Claude Code's typed cause of an API error (`api_error` on the result), when it has one. */
 const CAUSES: Record<string, AgentErrorKind> = {
@@ -57,16 +57,78 @@ const TOOL_SUBJECT = ["command", "file_path", "path", "pattern", "url", "descrip
 const toolLine = (name: string, input: Json): string =>
 	`→ ${name} ${oneLine(toolSubject(input, TOOL_SUBJECT) ?? JSON.stringify(input))}`;
 
+/** Per token kind, the larger of two counts. */
+const most = (a: AgentUsage, b: AgentUsage): AgentUsage => ({
+	inputTokens: Math.max(a.inputTokens, b.inputTokens),
+	outputTokens: Math.max(a.outputTokens, b.outputTokens),
+	cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
+	cacheWriteTokens: Math.max(a.cacheWriteTokens, b.cacheWriteTokens),
+});
+
 /**
- * Reads `--output-format stream-json --verbose`: one JSON event a line — `system` (`init`,
- * `api_retry`), `assistant` (text and tool_use blocks), `user` (tool results) and a last `result`
- * with the turns, the usage of every model the run called, the cost and, on failure, the API's
- * typed error.
+ * Reads `--output-format stream-json --verbose`: one JSON event a line — `system` (`init` with the
+ * model, `api_retry`), `assistant` (text and tool_use blocks, each with its API response's usage),
+ * `user` (tool results) and a last `result` with the turns, the usage of every model the run
+ * called, the cost and, on failure, the API's typed error.
+ *
+ * The usage so far is each response's once (one `assistant` event per content block repeats its
+ * response's usage). Printed as a response starts, it counts its output only as far as the API had
+ * by then: a lower bound until the `result` gives the whole. The `result` counts every request (the
+ * CLI's side requests too), so a `result` with fewer tokens than were streamed is not believed: each
+ * kind counts the larger.
  */
 export function claudeReader(): OutputReader {
 	let result: Json | undefined;
 	let lastText: string | undefined;
 	let lastApiError: Json | undefined;
+	let servedModel: string | undefined;
+	const responses = new Map<string, AgentUsage>();
+	// The last usage change was the `result`.
+	let final = false;
+
+	const streamed = () => sumUsage([...responses.values()]);
+	const count = (message: Json, e: Json) => {
+		const u = obj(message.usage);
+		if (!Object.keys(u).length) return;
+		const id = str(message.id) ?? str(e.uuid) ?? `event-${responses.size}`;
+		const now: AgentUsage = {
+			inputTokens: tokens(u.input_tokens),
+			outputTokens: tokens(u.output_tokens),
+			cacheReadTokens: tokens(u.cache_read_input_tokens),
+			cacheWriteTokens: tokens(u.cache_creation_input_tokens),
+		};
+		const before = responses.get(id);
+		responses.set(id, before ? most(before, now) : now);
+		servedModel ??= str(message.model);
+		final = false;
+	};
+	/** The run's usage: the `result`'s (not below what was streamed), else what was streamed. */
+	const usage = (): AgentUsage | undefined => {
+		if (!result) return responses.size ? streamed() : undefined;
+		const models = Object.values(obj(result.modelUsage)).map(obj);
+		const u = obj(result.usage);
+		// `usage` counts the main loop only; `modelUsage` every model the run called.
+		const reported = models.length
+			? sumUsage(
+					models.map((m) => ({
+						inputTokens: tokens(m.inputTokens),
+						outputTokens: tokens(m.outputTokens),
+						cacheReadTokens: tokens(m.cacheReadInputTokens),
+						cacheWriteTokens: tokens(m.cacheCreationInputTokens),
+					})),
+				)
+			: {
+					inputTokens: tokens(u.input_tokens),
+					outputTokens: tokens(u.output_tokens),
+					cacheReadTokens: tokens(u.cache_read_input_tokens),
+					cacheWriteTokens: tokens(u.cache_creation_input_tokens),
+				};
+		const cost = result.total_cost_usd;
+		return {
+			...most(reported, streamed()),
+			...(typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? { costUsd: cost } : {}),
+		};
+	};
 	return {
 		line(raw) {
 			const e = jsonLine(raw);
@@ -75,8 +137,10 @@ export function claudeReader(): OutputReader {
 			const content = Array.isArray(message.content) ? (message.content as Json[]) : [];
 			switch (e.type) {
 				case "system":
-					if (e.subtype === "init")
+					if (e.subtype === "init") {
+						servedModel = str(e.model) ?? servedModel;
 						return `claude ${str(e.claude_code_version) ?? ""} · ${str(e.model) ?? "default model"} · ${str(e.cwd) ?? ""}`;
+					}
 					if (e.subtype === "api_retry")
 						return `API error ${e.error_status ?? str(e.error) ?? ""}: retry ${num(e.attempt)}/${num(e.max_retries)} in ${num(e.retry_delay_ms)} ms`;
 					return undefined;
@@ -86,6 +150,8 @@ export function claudeReader(): OutputReader {
 						lastApiError = e;
 						return undefined;
 					}
+					// A subagent's responses cost as much as the main loop's.
+					count(message, e);
 					if (e.parent_tool_use_id) return undefined;
 					const shown: string[] = [];
 					for (const block of content) {
@@ -111,6 +177,7 @@ export function claudeReader(): OutputReader {
 				}
 				case "result":
 					result = e;
+					final = true;
 					return e.is_error === true
 						? `claude failed: ${oneLine(str(e.result) ?? str(e.subtype) ?? "error", 160)}`
 						: `claude finished: ${num(e.num_turns)} turns, $${num(e.total_cost_usd).toFixed(4)}`;
@@ -118,28 +185,17 @@ export function claudeReader(): OutputReader {
 					return undefined;
 			}
 		},
+		usage() {
+			const u = usage();
+			return (
+				u && { usage: u, ...(servedModel ? { servedModel } : {}), ...(final ? { final } : {}) }
+			);
+		},
 		report() {
-			if (!result) return lastText ? { finalMessage: lastText } : {};
-			const report: AgentReport = { turns: num(result.num_turns) };
-			// `usage` counts the main loop only; `modelUsage` every model the run called.
-			const models = Object.values(obj(result.modelUsage)).map(obj);
-			const usage = obj(result.usage);
-			const tokens = models.length
-				? sumUsage(
-						models.map((m) => ({
-							inputTokens: num(m.inputTokens),
-							outputTokens: num(m.outputTokens),
-							cacheReadTokens: num(m.cacheReadInputTokens),
-							cacheWriteTokens: num(m.cacheCreationInputTokens),
-						})),
-					)
-				: {
-						inputTokens: num(usage.input_tokens),
-						outputTokens: num(usage.output_tokens),
-						cacheReadTokens: num(usage.cache_read_input_tokens),
-						cacheWriteTokens: num(usage.cache_creation_input_tokens),
-					};
-			report.usage = { ...tokens, costUsd: num(result.total_cost_usd) };
+			const u = usage();
+			const seen = { ...(u ? { usage: u } : {}), ...(servedModel ? { servedModel } : {}) };
+			if (!result) return { ...(lastText ? { finalMessage: lastText } : {}), ...seen };
+			const report: AgentReport = { turns: num(result.num_turns), ...seen };
 			const text = str(result.result);
 			if (result.is_error !== true) {
 				report.finalMessage = text ?? lastText;

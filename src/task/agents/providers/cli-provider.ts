@@ -9,6 +9,7 @@ import {
 	type AgentReport,
 	type AgentResult,
 	type AgentRunOptions,
+	type LiveUsage,
 	MAX_PROMPT_ARG_BYTES,
 	type Provider,
 	TRANSIENT_ERROR_KINDS,
@@ -20,6 +21,8 @@ export interface OutputReader {
 	line(line: string): string | undefined;
 	/** Once the CLI has exited: what it reported (gemini's exit code is its API error's status). */
 	report(exit?: { code: number | null }): AgentReport;
+	/** The usage so far, where the CLI streams it; absent where it reports usage only at the end. */
+	usage?(): LiveUsage | undefined;
 }
 
 /** One agent CLI: its program, the argv Lisa runs it with, and how its output reads. */
@@ -75,6 +78,18 @@ export class CliProvider implements Provider {
 			if (opts.user) await chown(file, opts.user.uid, opts.user.gid);
 		}
 		const reader = this.spec.reader();
+		// The usage last passed on: a line that changes nothing (most of them) calls nothing.
+		let last = "";
+		const read = (line: string) => {
+			const shown = reader.line(line);
+			const live = opts.onUsage && reader.usage?.();
+			const key = live ? JSON.stringify(live) : "";
+			if (live && key !== last) {
+				last = key;
+				opts.onUsage?.(live);
+			}
+			return shown;
+		};
 		try {
 			const env = { ...opts.env, ...(await this.spec.prepare?.(opts)) };
 			const r = await runProcess(
@@ -87,7 +102,7 @@ export class CliProvider implements Provider {
 					onOutput: opts.onOutput,
 					signal: opts.signal,
 					user: opts.user,
-					stdoutLines: (line) => reader.line(line),
+					stdoutLines: read,
 				},
 			);
 			const report = reader.report({ code: r.code });

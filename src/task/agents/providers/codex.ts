@@ -60,7 +60,8 @@ async function prepare(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv> {
 /**
  * `codex exec --json` prints one event a line (thread.started, turn.started, item.started/updated/
  * completed, turn.completed with usage, turn.failed, error). Items are the agent's messages,
- * commands, file changes, tool calls and warnings.
+ * commands, file changes, tool calls and warnings. `exec` runs one turn, so its usage comes only
+ * at the end and the budget checks it after the run; no event names the model.
  */
 function codexReader(): OutputReader {
 	const report: AgentReport = {};

@@ -93,6 +93,8 @@ async function expectSuccess(t: CliTest<GeminiDouble>) {
 	expect(r.report?.finalMessage).toBe(FINAL);
 	expect(r.report?.turns).toBe(4);
 	expect(r.report?.error).toBeUndefined();
+	// The result's stats name the model that served.
+	expect(r.report?.servedModel).toBe(MODEL);
 	const sum = (f: (u: GeminiUsage) => number) => USAGE.reduce((n, u) => n + f(u), 0);
 	const cached = sum((u) => u.cachedContentTokenCount ?? 0);
 	expect(r.report?.usage).toEqual({
@@ -166,6 +168,17 @@ describe("geminiReader", () => {
 			turns: 2,
 			usage: { inputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 0, outputTokens: 3 },
 		});
+	});
+
+	it("names the model that served when the stats have one, and none when several did", () => {
+		const stats = (models: string[]) => ({
+			input: 5,
+			models: Object.fromEntries(models.map((m) => [m, { input_tokens: 5 }])),
+		});
+		const served = (models: string[]) =>
+			read([{ type: "result", status: "success", stats: stats(models) }]).report.servedModel;
+		expect(served(["gemini-2.5-flash"])).toBe("gemini-2.5-flash");
+		expect(served(["gemini-2.5-flash", "gemini-2.5-pro"])).toBeUndefined();
 	});
 
 	it.each([

@@ -2,7 +2,7 @@ import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { oneLine } from "../../../domain/redact";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
-import { jsonLine, toolSubject } from "./json";
+import { jsonLine, obj, toolSubject } from "./json";
 import type { AgentErrorKind, AgentRunOptions, AgentUsage } from "./provider";
 
 /** The argument of a tool call worth a line: the file, the command, the pattern. */
@@ -29,7 +29,9 @@ const EXIT_CODES: Record<number, AgentErrorKind | undefined> = {
 
 /**
  * Reads `--output-format stream-json`: one event a line (init, message, tool_use, tool_result,
- * error, result). Assistant text comes in deltas and is shown whole, when the turn moves on.
+ * error, result). Assistant text comes in deltas and is shown whole, when the turn moves on. Only
+ * the `result` has usage, keyed by model (the one that served, when one did): the budget checks it
+ * after the run.
  */
 export function geminiReader(): OutputReader {
 	const tools = new Map<string, string>();
@@ -38,6 +40,7 @@ export function geminiReader(): OutputReader {
 	let inTurn = false;
 	let turns = 0;
 	let usage: AgentUsage | undefined;
+	let servedModel: string | undefined;
 	let failure: { type: string; message: string } | undefined;
 
 	const startTurn = () => {
@@ -85,6 +88,8 @@ export function geminiReader(): OutputReader {
 					return flush(`[${e.severity ?? "error"}] ${e.message}`);
 				case "result": {
 					const s = e.stats as Record<string, number> | undefined;
+					const models = Object.keys(obj(obj(s).models));
+					if (models.length === 1) servedModel = models[0];
 					if (s) {
 						const cached = s.cached ?? 0;
 						usage = {
@@ -121,6 +126,7 @@ export function geminiReader(): OutputReader {
 				...(lastText !== undefined ? { finalMessage: lastText } : {}),
 				...(turns ? { turns } : {}),
 				...(usage ? { usage } : {}),
+				...(servedModel ? { servedModel } : {}),
 				...(error ? { error } : {}),
 			};
 		},

@@ -18,6 +18,11 @@ export const jsonLine = (line: string): Json | undefined =>
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+/**
+ * A token count as a CLI printed it: a whole number, none below 0, at most a billion (far more than
+ * one model request uses), so no event, true or forged, can make a sum unrepresentable.
+ */
+export const tokens = (v: unknown): number => Math.min(1e9, Math.max(0, Math.floor(num(v))));
 export const obj = (v: unknown): Json => (v && typeof v === "object" ? (v as Json) : {});
 
 /** What a tool call works on: the first of its arguments `keys` names that is a string. */

@@ -166,6 +166,28 @@ describe("opencode output", () => {
 			expect(kind(status, null), `status ${status}`).toBe(statusKind(status));
 	});
 
+	it("adds each step's tokens to the usage so far, reasoning as output", () => {
+		const reader = opencodeReader();
+		const finished = (tokens: Record<string, unknown>, cost: number) =>
+			JSON.stringify({ type: "step_finish", part: { type: "step-finish", tokens, cost } });
+		expect(reader.usage?.()).toBeUndefined();
+		reader.line(finished({ input: 1000, output: 50, reasoning: 200, cache: { read: 10 } }, 0));
+		// A cost of 0 is a model OpenCode has no price for: unknown, not free.
+		expect(reader.usage?.()).toEqual({
+			usage: { inputTokens: 1000, outputTokens: 250, cacheReadTokens: 10, cacheWriteTokens: 0 },
+		});
+		reader.line(finished({ input: 500, output: 5, cache: { write: 7 } }, 0.25));
+		expect(reader.usage?.()).toEqual({
+			usage: {
+				inputTokens: 1500,
+				outputTokens: 255,
+				cacheReadTokens: 10,
+				cacheWriteTokens: 7,
+				costUsd: 0.25,
+			},
+		});
+	});
+
 	it("shows text and one line per tool call, and hides the other events", () => {
 		const reader = opencodeReader();
 		const step = JSON.stringify({ type: "step_start", part: { type: "step-start" } });

@@ -2,7 +2,7 @@ import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { oneLine } from "../../../domain/redact";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
-import { jsonLine, jsonObject, obj, str, toolSubject } from "./json";
+import { jsonLine, jsonObject, num, obj, str, tokens, toolSubject } from "./json";
 import type { AgentErrorKind, AgentReport, AgentRunOptions } from "./provider";
 
 /**
@@ -121,7 +121,12 @@ type Part = Record<string, unknown> & {
 	text?: string;
 	tool?: string;
 	state?: { status?: string; input?: Record<string, unknown>; error?: string };
-	tokens?: { input?: number; output?: number; cache?: { read?: number; write?: number } };
+	tokens?: {
+		input?: number;
+		output?: number;
+		reasoning?: number;
+		cache?: { read?: number; write?: number };
+	};
 	cost?: number;
 };
 
@@ -134,7 +139,9 @@ interface RunError {
 /**
  * `opencode run --format json` prints one event a line, `{type, timestamp, sessionID, …}`:
  * `step_start` (a model request), `text` (a finished text part), `tool_use` (a finished or failed
- * tool call), `step_finish` (its tokens and cost), `error` (the session's error).
+ * tool call), `step_finish` (its tokens and cost), `error` (the session's error). Each
+ * `step_finish` adds to the usage so far, which the budget watches as the run goes; no event names
+ * the model that served it.
  */
 export function opencodeReader(): OutputReader {
 	const report: AgentReport = {};
@@ -158,11 +165,12 @@ export function opencodeReader(): OutputReader {
 					return toolLine(part);
 				case "step_finish": {
 					const t = part.tokens;
-					usage.inputTokens += t?.input ?? 0;
-					usage.outputTokens += t?.output ?? 0;
-					usage.cacheReadTokens += t?.cache?.read ?? 0;
-					usage.cacheWriteTokens += t?.cache?.write ?? 0;
-					cost += part.cost ?? 0;
+					usage.inputTokens += tokens(t?.input);
+					// OpenCode counts reasoning apart from the output, and prices it as output.
+					usage.outputTokens += tokens(t?.output) + tokens(t?.reasoning);
+					usage.cacheReadTokens += tokens(t?.cache?.read);
+					usage.cacheWriteTokens += tokens(t?.cache?.write);
+					cost += Math.min(1e6, Math.max(0, num(part.cost)));
 					// A model without a price (a custom endpoint's) costs 0 here: unknown, not free.
 					report.usage = { ...usage, ...(cost > 0 ? { costUsd: cost } : {}) };
 					return undefined;
@@ -177,6 +185,7 @@ export function opencodeReader(): OutputReader {
 					return undefined;
 			}
 		},
+		usage: () => (report.usage ? { usage: report.usage } : undefined),
 		report: () => ({ ...report, ...(steps > 0 ? { turns: steps } : {}) }),
 	};
 }

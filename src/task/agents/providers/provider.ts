@@ -19,10 +19,24 @@ export interface AgentRunOptions {
 	scratchDir: string;
 	/** The agent's own user, when the task has one (README › The container). */
 	user?: AgentUser;
+	/**
+	 * Called when the usage so far grows, where the CLI streams it while it runs (the budget's live
+	 * watch, README › Cost and budgets); where it reports usage only at the end, never.
+	 */
+	onUsage?: (live: LiveUsage) => void;
 }
 
 /** Tokens an agent run used, as its CLI (or the endpoint) reported them; the cost where reported. */
 export type AgentUsage = TokenUsage;
+
+/** A running agent's usage so far. */
+export interface LiveUsage {
+	usage: AgentUsage;
+	/** The model the CLI says it serves, when it says. */
+	servedModel?: string;
+	/** This update is the CLI's closing summary: the run asks the model for nothing more. */
+	final?: boolean;
+}
 
 /**
  * Why a run failed, from the CLI's own structured error (never from matching its text): rate
@@ -54,6 +68,8 @@ export interface AgentReport {
 	/** Model turns (requests to the model). */
 	turns?: number;
 	usage?: AgentUsage;
+	/** The model the CLI said it served (what prices a `models` entry without a model name). */
+	servedModel?: string;
 	error?: { kind: AgentErrorKind; message: string };
 }
 

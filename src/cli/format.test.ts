@@ -183,7 +183,15 @@ describe("formatting", () => {
 					proposedLimitUsd: 15.02,
 				},
 				approvals: [
-					{ by: "ada", via: "github", at: "2025-01-01T10:05:00.000Z", limitUsd: 5, spentUsd: 2.5 },
+					{
+						by: "ada",
+						via: "github",
+						at: "2025-01-01T10:05:00.000Z",
+						limitUsd: 5,
+						spentUsd: 2.5,
+						requestedAt: "2025-01-01T10:00:00.000Z",
+						steps: [0],
+					},
 				],
 				steps: [
 					step({

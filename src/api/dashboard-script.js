@@ -578,7 +578,11 @@ export function dashboardMain() {
 			limit,
 			` USD (empty: ${money(request.proposedLimitUsd)}) `,
 			el("button", { id: "approve" }, "Approve"),
-			el("span", { class: "muted" }, " — or reply /lisa continue on its pull request or in its Linear session."),
+			el(
+				"span",
+				{ class: "muted" },
+				" — or reply /lisa continue on its pull request or in its Linear session.",
+			),
 		);
 		form.addEventListener("submit", (e) => {
 			e.preventDefault();

@@ -122,6 +122,7 @@ describe("runStats", () => {
 			queued: 0,
 			planning: 0,
 			running: 1,
+			awaiting_approval: 0,
 			succeeded: 2,
 			failed: 1,
 			cancelled: 1,

@@ -17,10 +17,10 @@ export interface RunMoney {
 	stepUsd: number;
 }
 
-/** The effective limit of a run: an approval's, else the config snapshot's. */
+/** The effective limit of a run: the highest of its approvals', its pull request's run's and its config's. */
 export function limitOf(run: Pick<Run, "limitUsd" | "config">, parent?: Pick<Run, "limitUsd">) {
 	const configured = run.config?.limits.max_run_cost_usd ?? Number.POSITIVE_INFINITY;
-	return Math.max(run.limitUsd ?? 0, parent?.limitUsd ?? 0) || configured;
+	return Math.max(run.limitUsd ?? 0, parent?.limitUsd ?? 0, configured);
 }
 
 /** What the run and its pull request's other runs spent, as far as it is known. */

@@ -93,7 +93,7 @@ function costLines(run: RunAnswer, apiUrl: string | undefined): string[] {
 		lines.push(
 			`  awaiting approval since ${request.requestedAt.slice(0, 19)}: spent ${usd(request.spentUsd)} of ${usd(request.limitUsd)}; approving raises the limit to ${usd(request.proposedLimitUsd)} unless you give one`,
 			`  approve: curl -X POST -H "Authorization: Bearer $LISA_API_TOKEN" ${url} [-d '{"limitUsd": ${request.proposedLimitUsd}}']`,
-			`           or the dashboard (${run.links.dashboard}, admin token), or reply \`/lisa continue\` on the issue`,
+			`           or the dashboard (${run.links.dashboard}, admin token), or reply \`/lisa continue\` on its pull request or Linear session`,
 		);
 	}
 	return lines;

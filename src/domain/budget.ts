@@ -47,11 +47,19 @@ export function approvalRequest(
 }
 
 /** The run pauses (or stays paused) with these steps waiting pending for the approval. */
-function pausePatch(run: Run, request: ApprovalRequest, steps: Record<number, Partial<Step>>) {
+export function pausePatch(
+	run: Pick<Run, "status">,
+	request: ApprovalRequest,
+	steps: Record<number, Partial<Step>> = {},
+) {
 	const status =
 		run.status === "awaiting_approval" ? run.status : nextRunStatus(run.status, "pause");
 	return { set: { status, approval: request }, steps } satisfies RunPatch;
 }
+
+/** What an approved run goes back to: planning while its plan is not accepted, else work. */
+export const resumeOf = (run: Pick<Run, "status">): ApprovalRequest["resume"] =>
+	run.status === "planning" ? "planning" : "running";
 
 /** What a step waits as: its next attempt, pending, with nothing of the stopped one. */
 const nextAttempt = (step: Step, patch: Partial<Step>, error: string): Partial<Step> => ({
@@ -90,7 +98,7 @@ export function withBudget(
 	const spent = spentUsd({ steps: after }, money);
 	const over = spent >= money.limitUsd;
 	const paused = run.status === "awaiting_approval";
-	const resume = run.status === "planning" ? "planning" : "running";
+	const resume = resumeOf(run);
 
 	if (decision.kind === "finish") {
 		const current = stopped === undefined ? undefined : run.steps[stopped];
@@ -143,11 +151,7 @@ export function withBudget(
 		decision.launch.includes(s.index) ? { ...s, status: "pending", launchedAt: undefined } : s;
 	const patch: RunPatch = decision.patch.replaceSteps
 		? {
-				set: {
-					...decision.patch.set,
-					status: paused ? run.status : "awaiting_approval",
-					approval: request,
-				},
+				set: { ...decision.patch.set, ...pausePatch(run, request).set },
 				replaceSteps: decision.patch.replaceSteps.map(hold),
 			}
 		: pausePatch(

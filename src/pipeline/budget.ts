@@ -4,6 +4,7 @@ import {
 	approvalRequest,
 	limitOf,
 	type RunMoney,
+	resumeOf,
 	spentUsd,
 } from "../domain/budget";
 import { costingOf, runCost, usd } from "../domain/cost";
@@ -12,7 +13,7 @@ import type { ApprovalRequest, Run, Step } from "../domain/run";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
-import { bestEffort, sayOnIssueAndPullRequests } from "./report";
+import { sayOnIssueAndPullRequests } from "./report";
 
 // Budgets that pause and ask (README › Cost and budgets): a run past `limits.max_run_cost_usd`
 // waits `awaiting_approval` until someone says yes (the API, `/lisa continue`, the Linear session)
@@ -53,8 +54,7 @@ export function launchBudget(
 	if (!money || !Number.isFinite(money.limitUsd)) return {};
 	const spent = spentUsd(run, money);
 	if (spent < money.limitUsd) return { budget: { limitUsd: money.limitUsd, spentUsd: spent } };
-	const resume = run.status === "planning" ? "planning" : "running";
-	return { pause: approvalRequest(run, [index], spent, money, now, resume) };
+	return { pause: approvalRequest(run, [index], spent, money, now, resumeOf(run)) };
 }
 
 /** The run just paused (or a pause was not yet said): said on its timeline, issue and pull requests. */
@@ -164,11 +164,13 @@ export async function sayDailyWait(
 	);
 	if (!claimed?.changed) return undefined;
 	await note(deps, run.runId, "run.waiting", why);
-	const text = `Lisa will start on this later: ${why}.\n\n[Run](${deps.runUrl(run.runId)})`;
-	await bestEffort(deps, run, "saying the run waits for the daily budget", (t) =>
-		run.agentSessionId && t.sessions
-			? t.sessions.activity(run.agentSessionId, { type: "thought", body: text })
-			: t.comment(issueId, text),
+	// The issue as the tracker names it: the run's snapshot is taken once it starts.
+	await sayOnIssueAndPullRequests(
+		deps,
+		{ ...run, issueId },
+		[],
+		`Lisa will start on this later: ${why}.\n\n[Run](${deps.runUrl(run.runId)})`,
+		"thought",
 	);
 	return undefined;
 }

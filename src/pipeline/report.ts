@@ -193,8 +193,8 @@ export async function sayOnIssueAndPullRequests(
 	run: Run,
 	prs: readonly string[],
 	text: string,
-	/** In a Linear session: `elicitation` when the words ask for an answer. */
-	session: "response" | "elicitation" = "response",
+	/** In a Linear session: `elicitation` when the words ask for an answer, `thought` for news. */
+	session: "thought" | "response" | "elicitation" = "response",
 ): Promise<void> {
 	for (const prUrl of prs)
 		try {

@@ -1,4 +1,4 @@
-import { withBudget } from "../domain/budget";
+import { pausePatch, withBudget } from "../domain/budget";
 import { costingOf } from "../domain/cost";
 import { runEnded, type TimelineEventType } from "../domain/events";
 import type { Plan } from "../domain/plan";
@@ -10,7 +10,7 @@ import {
 	type StepOutcome,
 } from "../domain/progress";
 import type { Run } from "../domain/run";
-import { canRun, isTerminalRun, nextRunStatus } from "../domain/states";
+import { canRun, isTerminalRun } from "../domain/states";
 import { launchRepos } from "../launcher/launcher";
 import { type CancelRequested, type StepLaunch, stepFinished, stepLaunch } from "../queue/messages";
 import { askApproval, launchBudget, moneyOf, recordSpend } from "./budget";
@@ -43,10 +43,7 @@ export async function claimLaunch(
 		// Between attempts and rounds: a run that spent its limit asks before it spends more.
 		const { budget, pause } = launchBudget(run, index, money, now.toISOString());
 		if (pause && canRun(run.status, "pause"))
-			return {
-				patch: { set: { status: nextRunStatus(run.status, "pause"), approval: pause } },
-				paused: true,
-			};
+			return { patch: pausePatch(run, pause), paused: true };
 		return {
 			patch: {
 				steps: {

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type PipelineWorld, pipelineWorld } from "../../test/support/pipeline";
-import { newRun, type Run } from "../domain/run";
+import type { Run } from "../domain/run";
 import type { AttemptUsage } from "../domain/usage";
-import { approveRequested, followUpRequested, runRequested } from "../queue/messages";
+import { approveRequested, followUpRequested } from "../queue/messages";
 import { handleFollowUpRequested } from "./follow-up";
 import { handleRunRequested } from "./intake";
 import { sweep } from "./sweeper";
@@ -153,20 +153,8 @@ describe("follow-up rounds share their pull request's budget", () => {
 		const parent = await run(parentId);
 		expect(parent.status).toBe("succeeded");
 
-		const roundId = w.deps.newRunId();
-		await w.store.createRun({
-			...newRun({
-				runId: roundId,
-				source: parent.source,
-				issueId: parent.issueId,
-				issueKey: parent.issueKey,
-				trigger: "mention",
-				now: w.now().toISOString(),
-			}),
-			parentRunId: parentId,
-			round: { number: 1, prUrl: PR, repo: "api", branch: "feat/x" },
-			tracker: { acknowledged: true, startComment: true },
-		});
+		const request = await w.createRound(parent, PR, "feat/x");
+		const roundId = request.runId as string;
 		await w.store.updateRun(
 			parent,
 			{
@@ -178,17 +166,7 @@ describe("follow-up rounds share their pull request's budget", () => {
 			},
 			w.now().toISOString(),
 		);
-		await handleRunRequested(
-			w.deps,
-			runRequested({
-				source: parent.source,
-				issueId: parent.issueId,
-				issueKey: parent.issueKey,
-				trigger: "mention",
-				requestedAt: w.now().toISOString(),
-				runId: roundId,
-			}),
-		);
+		await handleRunRequested(w.deps, request);
 		const waiting = await run(roundId);
 		expect(waiting.status).toBe("awaiting_approval");
 		expect(waiting.approval).toMatchObject({ spentUsd: 5.5, limitUsd: 5, steps: [0] });

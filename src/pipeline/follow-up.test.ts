@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type PipelineWorld, pipelineWorld } from "../../test/support/pipeline";
-import { newRun, type Run } from "../domain/run";
-import { followUpRequested, runRequested } from "../queue/messages";
+import type { Run } from "../domain/run";
+import { followUpRequested } from "../queue/messages";
 import { handleFollowUpRequested } from "./follow-up";
 import { handleRunRequested } from "./intake";
 
@@ -125,29 +125,8 @@ describe("follow-up events", () => {
 		await w.settle();
 		expect((await w.store.getRun(busy))?.status).toBe("running");
 
-		const roundId = w.deps.newRunId();
-		const round: Run = {
-			...newRun({
-				runId: roundId,
-				source: parent.source,
-				issueId: parent.issueId,
-				issueKey: parent.issueKey,
-				trigger: "mention",
-				now: w.now().toISOString(),
-			}),
-			parentRunId: parent.runId,
-			round: { number: 1, prUrl: PR, repo: "api", branch: "feat/x" },
-			tracker: { acknowledged: true, startComment: true },
-		};
-		await w.store.createRun(round);
-		const request = runRequested({
-			source: parent.source,
-			issueId: parent.issueId,
-			issueKey: parent.issueKey,
-			trigger: "mention",
-			requestedAt: w.now().toISOString(),
-			runId: roundId,
-		});
+		const request = await w.createRound(parent, PR, "feat/x");
+		const roundId = request.runId as string;
 		await handleRunRequested(w.deps, request);
 		const queued = await w.store.getRun(roundId);
 		expect(queued?.status).toBe("queued");

@@ -8,11 +8,17 @@ import { ulid } from "ulid";
 import { STARTED_BY_PREFIX } from "../../src/config/links";
 import { readSettings } from "../../src/config/settings";
 import type { Plan } from "../../src/domain/plan";
+import { newRun, type Run } from "../../src/domain/run";
 import type { AttemptUsage } from "../../src/domain/usage";
 import { EcsLauncher } from "../../src/launcher/ecs";
 import { createLogger } from "../../src/log";
 import { eventsHandler, intakeHandler } from "../../src/pipeline/handlers";
-import { type QueueName, runRequested, stepFinished } from "../../src/queue/messages";
+import {
+	type QueueName,
+	type RunRequested,
+	runRequested,
+	stepFinished,
+} from "../../src/queue/messages";
 import { awsClients } from "../../src/runtime/aws";
 import { createDeps } from "../../src/runtime/deps";
 import { dynamoStore } from "../../src/store/dynamo";
@@ -167,6 +173,22 @@ export async function pipelineWorld(
 			);
 		},
 		issue: (title: string) => w.issue(title),
+		/**
+		 * A mention round on `prUrl` of the finished `parent` (repo api), stored as the follow-up
+		 * handler stores it; returns the request that starts it through the intake.
+		 */
+		async createRound(parent: Run, prUrl: string, branch: string): Promise<RunRequested> {
+			const runId = deps.newRunId();
+			const at = new Date(clock).toISOString();
+			const from = { source: parent.source, issueId: parent.issueId, issueKey: parent.issueKey };
+			await store.createRun({
+				...newRun({ ...from, runId, trigger: "mention", now: at }),
+				parentRunId: parent.runId,
+				round: { number: 1, prUrl, repo: "api", branch },
+				tracker: { acknowledged: true, startComment: true },
+			});
+			return runRequested({ ...from, trigger: "mention", requestedAt: at, runId });
+		},
 		/** What the agent task writes every ~10 s. */
 		heartbeat(runId: string, stepIndex: number, attempt: number) {
 			return store.updateStepFields(runId, stepIndex, attempt, {

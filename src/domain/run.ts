@@ -145,6 +145,8 @@ export interface TrackerProgress {
 	replies?: boolean;
 	/** A review round asked its reviewers again. */
 	reviewRequested?: boolean;
+	/** The finished run is counted in its day's stats (README › HTTP API › Statistics). */
+	counted?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
 }

@@ -145,12 +145,14 @@ describe("lisa runs", () => {
 });
 
 describe("lisa status (overview)", () => {
-	it("prints the counts, the success rate and the active runs", async () => {
+	it("prints the counts, the success rate, the cost and the active runs", async () => {
 		const { code, stdout } = await lisa(["status"], env);
 		expect(code).toBe(0);
 		expect(lines(stdout)).toEqual([
-			"runs: 2 (queued 0 · planning 0 · running 0 · succeeded 1 · failed 1 · cancelled 0)",
+			"runs: 2 (queued 0 · planning 0 · running 0 · awaiting_approval 0 · succeeded 1 · failed 1 · cancelled 0)",
 			"success rate: 50%",
+			// Nothing prices these runs' attempts yet: their cost is unknown, never a guessed $0.
+			"cost: unknown (2 runs of unknown cost)",
 			"no active runs",
 		]);
 		const json = await lisa(["status", "--json"], env);

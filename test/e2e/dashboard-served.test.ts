@@ -139,19 +139,35 @@ const group = {
 	successRate: 0.5,
 	timeToPr: { medianSeconds: 75, p90Seconds: 75 },
 	agentSeconds: 60,
+	cost: { totalUsd: 3, knownUsd: 3 },
 };
 const stats = statsAnswer.parse({
 	window: { since: AT, until: AT },
 	truncated: false,
 	total: 3,
-	counts: { queued: 0, planning: 0, running: 1, succeeded: 1, failed: 1, cancelled: 0 },
+	counts: {
+		queued: 0,
+		planning: 0,
+		running: 1,
+		awaiting_approval: 0,
+		succeeded: 1,
+		failed: 1,
+		cancelled: 0,
+	},
 	successRate: 0.5,
 	medianDurationSeconds: 75,
 	duration: { medianSeconds: 75, p90Seconds: 75 },
 	timeToPr: { medianSeconds: 75, p90Seconds: 75 },
 	agentSeconds: 60,
+	cost: { totalUsd: 3, knownUsd: 3, modelUsd: 2.9, computeUsd: 0.1, unknownRuns: 0 },
+	costPerSucceededRun: 1.25,
+	costPerMergedPr: 3,
+	mergedPrs: 1,
+	failedSpendShare: 0.25,
 	byRepo: { api: group },
 	byProvider: { claude: group },
+	byDay: { [AT.slice(0, 10)]: { runs: 3, succeeded: 1, failed: 1, cost: group.cost } },
+	mostExpensive: [],
 });
 const events = [
 	{
@@ -249,6 +265,9 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 			await expect.poll(() => stat("active")).toBe("1");
 			expect(await stat("success rate")).toBe("50%");
 			expect(await stat("time to PR, median")).toBe("1m 15s");
+			expect(await stat("cost, 30 days")).toBe("$3.00");
+			expect(await stat("per successful run")).toBe("$1.25");
+			expect(await stat("per merged PR")).toBe("$3.00");
 			expect(list.errors).toEqual([]);
 			await list.page.close();
 

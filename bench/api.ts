@@ -1,19 +1,30 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { BatchWriteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
 import { parseConfig } from "../src/config/schema";
+import { STATS_FIELDS } from "../src/domain/day-stats";
 import { newRun, newStep, type Run } from "../src/domain/run";
+import { runStats } from "../src/domain/stats";
 import { startLocalStack } from "../src/local/stack";
+import { awsClients } from "../src/runtime/aws";
+import { runItem } from "../src/store/dynamo/runs";
+import { key } from "../src/store/dynamo/table";
 import { writeResult } from "./results";
 
 // Runs API benchmark: the dashboards' reads (newest runs, a status, a sparse repo filter, the
-// stats) against a table of BENCH_RUNS runs spread over 30 days, on the embedded DynamoDB. Prints
-// latency and DynamoDB requests per call as a table, writes JSON.
+// stats) against a table of BENCH_RUNS runs spread over 30 days, on the embedded DynamoDB, each
+// run counted in its day's stats as finalize counts it. Prints latency and DynamoDB requests per
+// call as a table, checks the stats against a full recount of the window, writes JSON.
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5000);
 const CALLS = Number(process.env.BENCH_CALLS ?? 10);
 const DAY = 86_400_000;
+/** Runs seeded at once: BatchWriteItem's 25 a request, 8 requests in flight. */
+const SEED_BATCH = 200;
+/** The newest runs are counted one by one, timed: what a run's finalize adds. */
+const TIMED_COUNTS = 20;
 
 /** A finished run as intake and the events handler leave it: config snapshot and issue included. */
 function seededRun(i: number, now: number): Run {
@@ -22,6 +33,8 @@ function seededRun(i: number, now: number): Run {
 	// Most runs in api or web; one in a hundred in docs, the sparse filter.
 	const repo = i % 100 === 0 ? "docs" : i % 2 ? "api" : "web";
 	const status = i % 7 === 0 ? "failed" : "succeeded";
+	const minutes = 4 + (i % 30);
+	const prUrl = status === "succeeded" ? `https://github.com/acme/${repo}/pull/${i}` : undefined;
 	const run = newRun({
 		runId: ulid(created),
 		source: "linear",
@@ -47,13 +60,34 @@ function seededRun(i: number, now: number): Run {
 				status,
 				provider: i % 3 ? "claude" : "gemini",
 				launchedAt: at(1),
-				finishedAt: at(5 + (i % 30)),
-				prUrl: status === "succeeded" ? `https://github.com/acme/${repo}/pull/${i}` : undefined,
+				finishedAt: at(1 + minutes),
+				prUrl,
 				error: status === "failed" ? "validate failed: npm test exited with code 1" : undefined,
+				usage: [
+					{
+						attempt: 1,
+						runs: [],
+						total: {
+							inputTokens: 40_000 + i,
+							outputTokens: 6_000,
+							cacheReadTokens: 0,
+							cacheWriteTokens: 0,
+						},
+						seconds: minutes * 60,
+						cost: {
+							modelUsd: 0.2 + (i % 17) * 0.05,
+							knownModelUsd: 0.2 + (i % 17) * 0.05,
+							computeUsd: minutes * 60 * 0.000_013,
+						},
+					},
+				],
 			},
 		],
-		finishedAt: at(6 + (i % 30)),
-		updatedAt: at(6 + (i % 30)),
+		// Two in three pull requests merged.
+		closedPullRequests:
+			prUrl && i % 3 ? [{ url: prUrl, merged: true, at: at(2 + minutes) }] : undefined,
+		finishedAt: at(2 + minutes),
+		updatedAt: at(2 + minutes),
 	};
 }
 
@@ -67,6 +101,15 @@ const CONFIG = parseConfig({
 		validate: ["npm run lint", "npm test"],
 	})),
 });
+
+interface StatsBody {
+	window: { since: string; until: string };
+	total: number;
+	truncated: boolean;
+	medianDurationSeconds: number | null;
+	cost: { totalUsd: number | null };
+	costPerMergedPr: number | null;
+}
 
 interface Row {
 	call: string;
@@ -93,13 +136,41 @@ async function main(): Promise<void> {
 	const { store } = stack.deps;
 	const now = Date.now();
 	const seeding = Date.now();
-	for (let i = 0; i < RUNS; i += 50)
+	// Written 25 a request (twice as fast as one by one on dynalite), each batch counted in its
+	// days through the store (one write a day); the newest are counted one by one below.
+	const { doc } = awsClients(stack.deps.settings);
+	const table = stack.deps.settings.tableName;
+	const write = async (runs: Run[]) => {
+		let items = runs.map((r) => ({ PutRequest: { Item: runItem(r) } }));
+		while (items.length) {
+			const out = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: items } }));
+			items = (out.UnprocessedItems?.[table] ?? []) as typeof items;
+		}
+	};
+	for (let i = TIMED_COUNTS; i < RUNS; i += SEED_BATCH) {
+		const runs = Array.from({ length: Math.min(SEED_BATCH, RUNS - i) }, (_, k) =>
+			seededRun(i + k, now),
+		);
 		await Promise.all(
-			Array.from({ length: Math.min(50, RUNS - i) }, (_, k) =>
-				store.createRun(seededRun(i + k, now)),
+			Array.from({ length: Math.ceil(runs.length / 25) }, (_, k) =>
+				write(runs.slice(k * 25, k * 25 + 25)),
 			),
 		);
-	console.log(`seeded ${RUNS} runs in ${((Date.now() - seeding) / 1000).toFixed(1)} s`);
+		await store.countRuns(runs);
+	}
+	const counts: number[] = [];
+	for (let i = 0; i < Math.min(TIMED_COUNTS, RUNS); i++) {
+		const run = seededRun(i, now);
+		await store.createRun(run);
+		const t = performance.now();
+		await store.countRun(run);
+		counts.push(performance.now() - t);
+	}
+	counts.sort((a, b) => a - b);
+	const countRunMs = counts[Math.ceil(counts.length / 2) - 1] ?? 0;
+	console.log(
+		`seeded ${RUNS} runs in ${((Date.now() - seeding) / 1000).toFixed(1)} s; countRun on today's day: median ${countRunMs.toFixed(1)} ms`,
+	);
 
 	let requests = 0;
 	const stopCounting = store.observe(() => {
@@ -130,6 +201,7 @@ async function main(): Promise<void> {
 	};
 	const page = (b: { runs: unknown[]; nextCursor: string | null }) =>
 		`${b.runs.length} runs${b.nextCursor ? ", more" : ""}`;
+	let stats: StatsBody | undefined;
 	const rows = [
 		await measure("/api/runs?limit=20", page),
 		await measure("/api/runs?limit=20&status=failed", page),
@@ -138,13 +210,36 @@ async function main(): Promise<void> {
 			`/api/runs?limit=20&repo=docs&since=${new Date(now - 7 * DAY).toISOString()}`,
 			page,
 		),
-		await measure(
-			"/api/stats",
-			(b: { total: number; truncated: boolean }) =>
-				`${b.total} runs${b.truncated ? ", truncated" : ""}`,
-		),
+		await measure("/api/stats", (b: StatsBody) => {
+			stats = b;
+			return `${b.total} runs${b.truncated ? ", truncated" : ""}, $${b.cost.totalUsd?.toFixed(2)}, $${b.costPerMergedPr?.toFixed(2)} a merged PR`;
+		}),
 	];
 	stopCounting();
+
+	// The same window recounted from every run, as the stats did before they kept days.
+	if (!stats) throw new Error("no stats");
+	const recounting = performance.now();
+	const all = await store.runsCreatedBetween(
+		stats.window.since,
+		stats.window.until,
+		RUNS + 1,
+		STATS_FIELDS,
+	);
+	const { full: _full, ...recount } = runStats(all.runs);
+	const recountMs = performance.now() - recounting;
+	const { window: _w, truncated: _t, medianDurationSeconds: _m, ...answer } = stats;
+	const same = JSON.stringify(answer) === JSON.stringify(JSON.parse(JSON.stringify(recount)));
+	console.log(
+		`\nrecount of the same window (${all.runs.length} runs read): ${recountMs.toFixed(0)} ms; same numbers: ${same ? "yes" : "NO"}`,
+	);
+	if (!same) process.exitCode = 1;
+
+	// A whole day's item (yesterday's: RUNS / 30 runs), as it counts against DynamoDB's 400 KB.
+	const yesterday = new Date(now - DAY).toISOString().slice(0, 10);
+	const day = await doc.send(new GetCommand({ TableName: table, Key: key.stats(yesterday) }));
+	const dayItemKb = Buffer.byteLength(JSON.stringify(day.Item ?? {})) / 1024;
+	console.log(`a whole day's stats item: ${dayItemKb.toFixed(0)} KB`);
 
 	console.log(
 		`\nRuns API over ${RUNS} runs in 30 days (embedded DynamoDB), ${CALLS} calls each, Node ${process.version}, ${os.cpus().length} cores\n`,
@@ -156,7 +251,14 @@ async function main(): Promise<void> {
 			`| ${r.call} | ${r.median.toFixed(1)} | ${r.p90.toFixed(1)} | ${r.dynamoRequests} | ${r.answer} |`,
 		);
 	console.log("");
-	await writeResult("api", { runs: RUNS, calls: CALLS, rows });
+	await writeResult("api", {
+		runs: RUNS,
+		calls: CALLS,
+		rows,
+		countRunMedianMs: countRunMs,
+		dayItemKb,
+		recount: { ms: recountMs, runs: all.runs.length, same },
+	});
 	await stack.stop();
 	await rm(dir, { recursive: true, force: true });
 }

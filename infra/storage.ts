@@ -32,6 +32,8 @@ export const tableLink = new sst.Linkable(LINK.table, {
 		sst.aws.permission({
 			actions: [
 				"dynamodb:GetItem",
+				// The stats read a window's days at once.
+				"dynamodb:BatchGetItem",
 				"dynamodb:PutItem",
 				"dynamodb:UpdateItem",
 				"dynamodb:DeleteItem",

@@ -132,19 +132,28 @@ export function dashboardMain() {
 	/** @param {string} label @param {Kid} value */
 	const stat = (label, value) =>
 		el("div", { class: "stat" }, el("b", null, value), el("span", null, label));
+	/** "$1.84"; "$0.0123" under a dollar; "–" when unknown. @param {number | null} v */
+	const dollars = (v) =>
+		v == null ? "–" : v >= 1 || v === 0 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
 	async function stats() {
 		/** @type {z.output<typeof statsAnswer>} */
 		const s = await api("/api/stats");
 		const c = s.counts;
+		// An unknown part (a model without a price) leaves the known part as a floor.
+		const spent =
+			s.cost.totalUsd == null ? `≥ ${dollars(s.cost.knownUsd)}` : dollars(s.cost.totalUsd);
 		statsBar.replaceChildren(
 			stat("runs, 30 days", s.total),
-			stat("active", c.queued + c.planning + c.running),
+			stat("active", c.queued + c.planning + c.running + c.awaiting_approval),
 			stat("succeeded", c.succeeded),
 			stat("failed", c.failed),
 			stat("success rate", pct(s.successRate)),
 			stat("time to PR, median", duration(s.timeToPr.medianSeconds)),
 			stat("time to PR, p90", duration(s.timeToPr.p90Seconds)),
 			stat("agent time", duration(s.agentSeconds)),
+			stat("cost, 30 days", spent),
+			stat("per successful run", dollars(s.costPerSucceededRun)),
+			stat("per merged PR", dollars(s.costPerMergedPr)),
 		);
 	}
 

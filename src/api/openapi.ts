@@ -7,6 +7,7 @@ import {
 	eventsAnswer,
 	eventsQuery,
 	listQuery,
+	rebuiltAnswer,
 	retriedAnswer,
 	runAnswer,
 	runPath,
@@ -177,12 +178,25 @@ export function openApiDocument(serverUrl?: string) {
 			},
 			"/api/stats": {
 				get: {
-					summary: "Counts, success rate, durations and time to PR, per repo and provider",
+					summary:
+						"Counts, success rate, durations, time to PR and cost, per repo, provider and day",
 					parameters: queryParameters(statsQuery),
 					responses: {
 						200: answer("Statistics of the runs created in the window", statsAnswer),
 						400: error("A bad window"),
 						...denied,
+					},
+				},
+			},
+			"/api/stats/rebuild": {
+				post: {
+					summary:
+						"Count the runs of the window in the stats' days (those that finished before the days were kept)",
+					parameters: queryParameters(statsQuery),
+					responses: {
+						200: answer("How many runs were read", rebuiltAnswer),
+						400: error("A bad window"),
+						...adminOnly,
 					},
 				},
 			},

@@ -16,12 +16,8 @@ import {
 	statsQuery,
 	streamQuery,
 } from "./schemas";
-import { runStats, STATS_FIELDS } from "./stats";
+import { defaultSince, rebuildDayStats, windowStats } from "./stats";
 import { runStream } from "./stream";
-
-/** The stats' default window, and how many runs one answer reads at most. */
-const STATS_WINDOW_DAYS = 30;
-const STATS_MAX_RUNS = 5000;
 
 const validationError = (
 	result: { success: boolean; error?: unknown },
@@ -199,25 +195,36 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		return c.json({ id, retryOf: run.runId }, 202);
 	});
 
-	api.get("/stats", zValidator("query", statsQuery, validationError), async (c) => {
-		const q = c.req.valid("query");
+	/** The stats' window: whole UTC days by default (README › HTTP API › Statistics). */
+	const statsWindow = (q: { since?: string; until?: string }) => {
 		const until = q.until ?? deps.now().toISOString();
-		const since =
-			q.since ?? new Date(Date.parse(until) - STATS_WINDOW_DAYS * 86_400_000).toISOString();
-		if (since >= until) return c.json({ error: "since must be before until" }, 400);
-		const { runs, truncated } = await deps.store.runsCreatedBetween(
-			since,
-			until,
-			STATS_MAX_RUNS,
-			STATS_FIELDS,
+		return { since: q.since ?? defaultSince(until), until };
+	};
+
+	api.get("/stats", zValidator("query", statsQuery, validationError), async (c) => {
+		const window = statsWindow(c.req.valid("query"));
+		if (window.since >= window.until) return c.json({ error: "since must be before until" }, 400);
+		const { stats, truncated } = await windowStats(
+			deps.store,
+			window.since,
+			window.until,
+			deps.now().toISOString(),
 		);
-		const stats = runStats(runs);
+		const { full: _full, ...answer } = stats;
 		return c.json({
-			window: { since, until },
+			window,
 			truncated,
-			...stats,
+			...answer,
 			medianDurationSeconds: stats.duration.medianSeconds,
 		});
+	});
+
+	// Counts the runs that finished before the stats kept days (idempotent: nothing counts twice).
+	api.post("/stats/rebuild", zValidator("query", statsQuery, validationError), async (c) => {
+		const window = statsWindow(c.req.valid("query"));
+		if (window.since >= window.until) return c.json({ error: "since must be before until" }, 400);
+		const done = await rebuildDayStats(deps.store, window.since, window.until);
+		return c.json({ window, ...done });
 	});
 
 	return api;

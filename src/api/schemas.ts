@@ -60,7 +60,9 @@ export const streamQuery = z.object({
 });
 
 export const statsQuery = z.object({
-	since: time.optional().meta({ description: "Window start (default: 30 days before `until`)" }),
+	since: time
+		.optional()
+		.meta({ description: "Window start (default: 00:00 UTC 29 days before `until`'s day)" }),
 	until: time.optional().meta({ description: "Window end, exclusive (default: now)" }),
 });
 
@@ -305,6 +307,14 @@ const spread = z.object({
 	p90Seconds: z.number().nullable(),
 });
 
+const costSum = z.object({
+	totalUsd: z
+		.number()
+		.nullable()
+		.meta({ description: "Null when some agent run's cost is unknown (no price, no usage)" }),
+	knownUsd: z.number().meta({ description: "What is known for sure: the total, or a floor of it" }),
+});
+
 const groupStats = z.object({
 	finished: z.number().int(),
 	succeeded: z.number().int(),
@@ -312,13 +322,15 @@ const groupStats = z.object({
 	successRate: z.number().nullable(),
 	timeToPr: spread,
 	agentSeconds: z.number(),
+	cost: costSum.meta({ description: "What the group's steps cost" }),
 });
 
 export const statsAnswer = z.object({
 	window: z.object({ since: z.string(), until: z.string() }),
-	truncated: z
-		.boolean()
-		.meta({ description: "More runs than the stats read (the oldest left out)" }),
+	truncated: z.boolean().meta({
+		description:
+			"Runs were left out: a part day at an edge of the window had more runs than the stats read (the oldest left out), or a day was full",
+	}),
 	total: z.number().int(),
 	counts: z.object(
 		Object.fromEntries(RUN_STATUSES.map((s) => [s, z.number().int()])) as Record<
@@ -331,8 +343,60 @@ export const statsAnswer = z.object({
 	duration: spread,
 	timeToPr: spread,
 	agentSeconds: z.number(),
+	cost: costSum
+		.extend({
+			modelUsd: z.number().nullable(),
+			computeUsd: z.number(),
+			unknownRuns: z.number().int().meta({ description: "Runs whose cost is unknown" }),
+		})
+		.meta({ description: "What the window's runs (follow-up rounds included) cost" }),
+	costPerSucceededRun: z
+		.number()
+		.nullable()
+		.meta({ description: "The succeeded runs' cost over their number" }),
+	costPerMergedPr: z.number().nullable().meta({
+		description:
+			"Every run's cost (failures and rounds included) over the pull requests of the window's runs that merged",
+	}),
+	mergedPrs: z.number().int(),
+	failedSpendShare: z
+		.number()
+		.nullable()
+		.meta({ description: "The failed runs' share of the cost (0 to 1)" }),
 	byRepo: z.record(z.string(), groupStats),
 	byProvider: z.record(z.string(), groupStats),
+	byDay: z
+		.record(
+			z.string(),
+			z.object({
+				runs: z.number().int(),
+				succeeded: z.number().int(),
+				failed: z.number().int(),
+				cost: costSum,
+			}),
+		)
+		.meta({ description: "Per UTC day of the runs' creation (YYYY-MM-DD), days with runs only" }),
+	mostExpensive: z
+		.array(
+			z.object({
+				runId: z.string(),
+				title: z.string().optional(),
+				status: z.enum(RUN_STATUSES),
+				createdAt: z.string(),
+				parentRunId: z.string().optional(),
+				totalUsd: z.number().nullable(),
+				knownUsd: z.number(),
+			}),
+		)
+		.meta({ description: "The 10 costliest runs, by what is known of their cost" }),
+});
+
+export const rebuiltAnswer = z.object({
+	window: z.object({ since: z.string(), until: z.string() }),
+	runs: z.number().int().meta({ description: "Runs read (each counted once, ever)" }),
+	truncated: z.boolean().meta({
+		description: "More runs than one rebuild reads: the oldest left out (ask again for them)",
+	}),
 });
 
 export const startedAnswer = z.object({ id: z.string() });
@@ -351,3 +415,4 @@ export type RunsAnswer = z.output<typeof runsAnswer>;
 export type EventsAnswer = z.output<typeof eventsAnswer>;
 export type EventAnswer = EventsAnswer["events"][number];
 export type StatsAnswer = z.output<typeof statsAnswer>;
+export type RebuiltAnswer = z.output<typeof rebuiltAnswer>;

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { RunAnswer, StepAnswer } from "../api/schemas";
 import { NO_COST } from "../domain/cost";
-import { changedLines, duration, overview, redraw, runDetail, runsTable, table } from "./format";
+import {
+	changedLines,
+	duration,
+	overview,
+	redraw,
+	runDetail,
+	runsTable,
+	spendLine,
+	table,
+} from "./format";
 
 const step = (
 	s: Partial<StepAnswer> & Pick<StepAnswer, "index" | "repo" | "status" | "attempt">,
@@ -230,14 +239,31 @@ describe("formatting", () => {
 			failed: 1,
 			cancelled: 0,
 		};
-		expect(overview({ counts, total: 5, successRate: 0.75 }, [], new Date())).toEqual([
+		const cost = { totalUsd: 41.2, knownUsd: 41.2, modelUsd: 40, computeUsd: 1.2, unknownRuns: 0 };
+		const costs = { cost, costPerSucceededRun: 1.84, costPerMergedPr: 2.1 };
+		expect(overview({ counts, total: 5, successRate: 0.75, ...costs }, [], new Date())).toEqual([
 			"runs: 5 (queued 1 · planning 0 · running 0 · awaiting_approval 0 · succeeded 3 · failed 1 · cancelled 0)",
 			"success rate: 75%",
+			"cost: $41.20 · $1.84 a succeeded run · $2.10 a merged PR",
 			"no active runs",
 		]);
-		expect(overview({ counts, total: 1, successRate: null }, [], new Date())[1]).toBe(
+		expect(overview({ counts, total: 1, successRate: null, ...costs }, [], new Date())[1]).toBe(
 			"success rate: no finished runs",
 		);
+		expect(
+			spendLine({
+				cost: { ...cost, totalUsd: null, modelUsd: null, knownUsd: 0.5, unknownRuns: 1 },
+				costPerSucceededRun: 0.25,
+				costPerMergedPr: null,
+			}),
+		).toBe("cost: at least $0.5000 (1 run of unknown cost) · $0.2500 a succeeded run");
+		expect(
+			spendLine({
+				cost: { ...cost, totalUsd: null, modelUsd: null, knownUsd: 0, unknownRuns: 2 },
+				costPerSucceededRun: null,
+				costPerMergedPr: null,
+			}),
+		).toBe("cost: unknown (2 runs of unknown cost)");
 	});
 
 	it("--watch output: changed lines without a terminal, a redrawn frame with one", () => {

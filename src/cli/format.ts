@@ -141,16 +141,39 @@ export function runDetail(
 	return lines;
 }
 
-/** `lisa status` without a run: counts, success rate and the active runs. */
+/** "cost: $41.20 · $1.84 a succeeded run · $2.10 a merged PR"; a floor when some is unknown. */
+export function spendLine(
+	stats: Pick<StatsAnswer, "cost" | "costPerSucceededRun" | "costPerMergedPr">,
+): string {
+	const { cost } = stats;
+	const unknown = `${cost.unknownRuns} run${cost.unknownRuns === 1 ? "" : "s"} of unknown cost`;
+	const total =
+		cost.totalUsd !== null
+			? usd(cost.totalUsd)
+			: cost.knownUsd
+				? `at least ${usd(cost.knownUsd)} (${unknown})`
+				: `unknown (${unknown})`;
+	const per = (v: number | null, what: string) => (v === null ? [] : [`${usd(v)} a ${what}`]);
+	return [
+		`cost: ${total}`,
+		...per(stats.costPerSucceededRun, "succeeded run"),
+		...per(stats.costPerMergedPr, "merged PR"),
+	].join(" · ");
+}
+
+/** `lisa status` without a run: counts, success rate, cost and the active runs. */
 export function overview(
-	stats: Pick<StatsAnswer, "counts" | "total" | "successRate">,
+	stats: Pick<
+		StatsAnswer,
+		"counts" | "total" | "successRate" | "cost" | "costPerSucceededRun" | "costPerMergedPr"
+	>,
 	active: RunAnswer[],
 	now: Date,
 ): string[] {
 	const counts = RUN_STATUSES.map((s) => `${s} ${stats.counts[s] ?? 0}`).join(" · ");
 	const rate =
 		stats.successRate === null ? "no finished runs" : `${Math.round(stats.successRate * 100)}%`;
-	const lines = [`runs: ${stats.total} (${counts})`, `success rate: ${rate}`];
+	const lines = [`runs: ${stats.total} (${counts})`, `success rate: ${rate}`, spendLine(stats)];
 	if (!active.length) return [...lines, "no active runs"];
 	return [...lines, "active runs:", ...runsTable(active, now).map((l) => `  ${l}`)];
 }

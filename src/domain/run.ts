@@ -152,6 +152,8 @@ export interface TrackerProgress {
 	reviewRequested?: boolean;
 	/** The wait for the daily budget is said in the tracker (README › Cost and budgets). */
 	budgetWait?: boolean;
+	/** The finished run is counted in its day's stats (README › HTTP API › Statistics). */
+	counted?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
 }

@@ -146,3 +146,33 @@ describe("an issue whose finished run still updates the tracker (issue 5)", () =
 		expect((await w.timeline(second)).filter((e) => e.type === "run.waiting")).toHaveLength(1);
 	});
 });
+
+describe("the stats of a finished run", () => {
+	it("count it once in its day, even when finalize crashed right after, and a merged PR once", async () => {
+		const { runId } = await working("Counted once");
+		const day = (await w.store.getRun(runId))?.createdAt.slice(0, 10) ?? "";
+		const [before] = await w.store.dayStats([day]);
+		// Counted, then the crash: the run does not record that it was.
+		w.failDynamo((r) => r.command === "UpdateItemCommand" && r.json.includes('"counted":true'));
+		await w.finishTask(runId, 1, 1, { error: "tests fail" });
+		expect(await w.deliver("events", { dropFailed: true })).toEqual({ handled: 1, failed: 1 });
+		expect((await w.store.getRun(runId))?.tracker.counted).not.toBe(true);
+
+		w.advance(31_000);
+		await sweep(w.deps);
+		expect((await w.store.getRun(runId))?.tracker).toMatchObject({ counted: true, done: true });
+		const merged = {
+			type: "pr.closed",
+			runId,
+			prUrl: "https://github.com/acme/api/pull/4242",
+			merged: true,
+			at: w.now().toISOString(),
+		} as const;
+		await w.deps.queue.send("events", merged);
+		await w.deps.queue.send("events", merged);
+		await w.settle();
+		const [after] = await w.store.dayStats([day]);
+		expect((after?.counts.failed ?? 0) - (before?.counts.failed ?? 0)).toBe(1);
+		expect((after?.mergedPrs ?? 0) - (before?.mergedPrs ?? 0)).toBe(1);
+	});
+});

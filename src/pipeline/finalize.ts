@@ -20,15 +20,20 @@ type Effect = keyof TrackerProgress;
 type Perform = (t: Tracker, r: Run) => Promise<void>;
 
 /**
- * Stops the tasks of the steps cancelled with the run, then tells the tracker how the run ended:
- * status, PR links, label, comment. Each effect is recorded on the run once done, so a redelivered
- * message or the sweeper resumes where a crash stopped. Transient tracker errors throw (to be
- * retried); permanent ones are noted on the run.
+ * Stops the tasks of the steps cancelled with the run, counts it in its day's stats, then tells
+ * the tracker how the run ended: status, PR links, label, comment. Each effect is recorded on the
+ * run once done, so a redelivered message or the sweeper resumes where a crash stopped. Transient
+ * tracker errors throw (to be retried); permanent ones are noted on the run.
  */
 export async function finalize(deps: PipelineDeps, runId: string): Promise<void> {
 	let run = await deps.store.getRun(runId);
 	if (!run || !isTerminalRun(run.status) || run.tracker.done) return;
 	if (!run.tracker.tasksStopped) run = await stopTasks(deps, run);
+	// Before the tracker's effects, which may keep failing: the stats count the run meanwhile.
+	if (!run.tracker.counted) {
+		await deps.store.countRun(run);
+		run = (await recordProgress(deps, runId, { counted: true })) ?? run;
+	}
 
 	const effects = plannedEffects(run, deps);
 	let tracker: Tracker | undefined;

@@ -7,8 +7,9 @@ import { mutate, note } from "./mutate";
 import { recordProgress } from "./report";
 
 /**
- * `pr.closed`: one of the run's pull requests was merged or closed unmerged. Recorded on the run;
- * once every PR of a succeeded run is merged, the issue moves to `source_config.merged` (if set).
+ * `pr.closed`: one of the run's pull requests was merged or closed unmerged. Recorded on the run
+ * and, merged, counted in the stats of the day the run was created. Once every PR of a succeeded
+ * run is merged, the issue moves to `source_config.merged` (if set).
  */
 export async function handlePullRequestClosed(
 	deps: PipelineDeps,
@@ -30,6 +31,9 @@ export async function handlePullRequestClosed(
 		deps.log.warn({ runId: msg.runId }, "pull request report for an unknown run ignored");
 		return;
 	}
+	// Counted whenever the run says it merged, so a redelivery repairs a count a crash cut off.
+	if (res.run.closedPullRequests?.some((p) => p.url === msg.prUrl && p.merged))
+		await deps.store.countMerge(res.run, msg.prUrl);
 	if (res.changed)
 		await note(
 			deps,

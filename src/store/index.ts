@@ -6,6 +6,7 @@ import type { GuardrailStore } from "./guardrails";
 import type { PullRequestStore } from "./pull-requests";
 import type { RunStore } from "./runs";
 import type { SpendStore } from "./spend";
+import type { StatsStore } from "./stats";
 import type { TimelineStore } from "./timeline";
 
 export type { CoordinationStore } from "./coordination";
@@ -15,6 +16,7 @@ export type { GuardrailStore } from "./guardrails";
 export type { PullRequestStore } from "./pull-requests";
 export type { Page, RunFilter, RunStore, TaskStepFields } from "./runs";
 export type { DaySpend, SpendStore } from "./spend";
+export type { StatsStore } from "./stats";
 export type { RunEvent, TimelineStore } from "./timeline";
 
 /** Everything the pipeline and the API use. */
@@ -24,7 +26,8 @@ export type Store = RunStore &
 	CoordinationStore &
 	DeliveryStore &
 	PullRequestStore &
-	SpendStore;
+	SpendStore &
+	StatsStore;
 
 /** The part the agent task's IAM role allows (infra/agent.ts): its step, the timeline, guardrails. */
 export type TaskStore = Pick<RunStore, "getRun" | "updateStepFields"> &

@@ -4,6 +4,9 @@ import type * as z from "zod";
 import { createApp } from "../../src/api/app";
 import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
 import { newRun, newStep, type Run, type Step } from "../../src/domain/run";
+import { isTerminalRun } from "../../src/domain/states";
+import { runStats } from "../../src/domain/stats";
+import type { StepAttemptUsage } from "../../src/domain/usage";
 import { collectSse } from "../support/sse";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -25,7 +28,10 @@ const store = () => {
 	return w.stack.deps.store;
 };
 
-/** A finished run written straight into the store: history to list and measure. */
+/**
+ * A run written straight into the store, counted in its day's stats once finished (as finalize
+ * does): history to list and measure. `usd` is each step's model cost (null: unknown).
+ */
 async function seed(over: {
 	at: string;
 	status?: Run["status"];
@@ -33,6 +39,10 @@ async function seed(over: {
 	issueKey?: string;
 	minutesToPr?: number;
 	provider?: string;
+	usd?: number | null;
+	/** The first step's pull request number (the next steps' follow). */
+	pr?: number;
+	merged?: boolean;
 }): Promise<Run> {
 	const created = Date.parse(over.at);
 	const later = (min: number) => new Date(created + min * 60_000).toISOString();
@@ -43,7 +53,11 @@ async function seed(over: {
 		provider: over.provider ?? "claude",
 		launchedAt: later(1),
 		finishedAt: later(over.minutesToPr ?? 10),
-		prUrl: status === "succeeded" ? `https://github.com/acme/${repo}/pull/${i + 1}` : undefined,
+		prUrl:
+			status === "succeeded"
+				? `https://github.com/acme/${repo}/pull/${(over.pr ?? 1) + i}`
+				: undefined,
+		...(over.usd !== undefined ? { usage: [spent(over.usd)] } : {}),
 	}));
 	const run: Run = {
 		...newRun({
@@ -56,11 +70,29 @@ async function seed(over: {
 		}),
 		status,
 		steps,
-		finishedAt: later((over.minutesToPr ?? 10) + 1),
+		finishedAt: isTerminalRun(status) ? later((over.minutesToPr ?? 10) + 1) : undefined,
+		closedPullRequests: over.merged
+			? steps.flatMap((s) => (s.prUrl ? [{ url: s.prUrl, merged: true, at: later(60) }] : []))
+			: undefined,
 	};
 	await store().createRun(run);
+	if (isTerminalRun(status)) await store().countRun(run);
 	return run;
 }
+
+/** An attempt whose agents cost `usd` (null: unknown), with a cent of compute. */
+const spent = (usd: number | null): StepAttemptUsage => ({
+	attempt: 1,
+	runs: [],
+	total: { inputTokens: 1000, outputTokens: 200, cacheReadTokens: 0, cacheWriteTokens: 0 },
+	seconds: 120,
+	cost: {
+		modelUsd: usd,
+		knownModelUsd: usd ?? 0,
+		computeUsd: 0.01,
+		...(usd === null ? { unknown: ["claude: no price"] } : {}),
+	},
+});
 
 const auth = (token: string | undefined) => ({ authorization: `Bearer ${token}` });
 const get = (p: string, token = w.stack?.apiToken, headers: Record<string, string> = {}) =>
@@ -310,11 +342,119 @@ describe("GET /api/stats", () => {
 		expect(s.agentSeconds).toBe((9 + 19 + 39 + 4) * 60);
 	});
 
-	it("defaults to the last 30 days and refuses a window that ends before it starts", async () => {
+	it("defaults to 30 whole UTC days and refuses a window that ends before it starts", async () => {
 		const s = await json(await get("/api/stats"), statsAnswer);
-		expect(Date.parse(s.window.until) - Date.parse(s.window.since)).toBe(30 * 86_400_000);
+		const today = Date.parse(s.window.until.slice(0, 10));
+		expect(Date.parse(s.window.since)).toBe(today - 29 * 86_400_000);
 		expect((await get("/api/stats?since=2025-04-01&until=2025-03-01")).status).toBe(400);
 		expect((await get("/api/stats?until=soon")).status).toBe(400);
+	});
+});
+
+describe("GET /api/stats over the days kept", () => {
+	// June 2024: 260 runs over six days (three pages of /api/runs), some failed or cancelled, some
+	// merged, priced and unpriced, and runs still active.
+	const at = (day: number, minute: number) =>
+		new Date(Date.UTC(2024, 5, day, Math.floor(minute / 60) % 24, minute % 60)).toISOString();
+	beforeAll(async () => {
+		const statuses = ["succeeded", "succeeded", "failed", "succeeded", "cancelled"] as const;
+		for (let batch = 0; batch < 260; batch += 20)
+			// Twenty at once: finishes of one day race for its item, and all count.
+			await Promise.all(
+				Array.from({ length: 20 }, (_, k) => {
+					const i = batch + k;
+					return seed({
+						at: at(1 + (i % 6), i * 7),
+						status: i % 97 === 5 ? "running" : statuses[i % 5],
+						repos: i % 3 ? ["sum-api"] : ["sum-api", "sum-web"],
+						provider: i % 4 ? "claude" : "codex",
+						minutesToPr: 3 + (i % 40),
+						usd: i % 53 === 7 ? null : 0.05 * (i % 11),
+						pr: 1000 + i * 2,
+						merged: i % 2 === 0,
+					});
+				}),
+			);
+	});
+
+	/** The recount: every run of the window, read page by page, folded with the same functions. */
+	async function recount(since: string, until: string) {
+		const runs: Run[] = [];
+		let cursor: string | undefined;
+		let pages = 0;
+		do {
+			const page = await store().listRuns({ since, until, limit: 100, cursor });
+			runs.push(...page.items);
+			cursor = page.nextCursor;
+			pages++;
+		} while (cursor);
+		const { full: _full, ...stats } = runStats(runs);
+		return { stats: JSON.parse(JSON.stringify(stats)), pages, runs: runs.length };
+	}
+
+	it("stats sum correctly across pages of runs", async () => {
+		for (const [since, until] of [
+			["2024-06-01T00:00:00.000Z", "2024-06-07T00:00:00.000Z"],
+			// Part days at both edges, recounted; the days between read whole.
+			["2024-06-02T12:00:00.000Z", "2024-06-06T15:00:00.000Z"],
+			["2024-06-03T08:00:00.000Z", "2024-06-03T20:00:00.000Z"],
+		]) {
+			const s = await json(await get(`/api/stats?since=${since}&until=${until}`), statsAnswer);
+			const want = await recount(since as string, until as string);
+			const { window, truncated, medianDurationSeconds, ...got } = s;
+			expect(window).toEqual({ since, until });
+			expect(truncated).toBe(false);
+			expect(got).toEqual(want.stats);
+			expect(medianDurationSeconds).toBe(want.stats.duration.medianSeconds);
+		}
+		const whole = await recount("2024-06-01T00:00:00.000Z", "2024-06-07T00:00:00.000Z");
+		expect(whole.runs).toBe(260);
+		expect(whole.pages).toBe(3);
+		expect(whole.stats).toMatchObject({
+			total: 260,
+			counts: { running: 3 },
+			cost: { totalUsd: null, unknownRuns: 5 },
+		});
+		expect(whole.stats.mergedPrs).toBeGreaterThan(50);
+		expect(whole.stats.mostExpensive).toHaveLength(10);
+		expect(Object.keys(whole.stats.byDay)).toHaveLength(6);
+	});
+
+	it("rebuilds the days of runs that finished before they were kept, counting nothing twice", async () => {
+		const old = await store().createRun({
+			...newRun({
+				runId: ulid(Date.UTC(2024, 5, 20, 10)),
+				source: "linear",
+				issueId: "before-the-days",
+				trigger: "webhook",
+				now: "2024-06-20T10:00:00.000Z",
+			}),
+			status: "failed",
+			finishedAt: "2024-06-20T10:05:00.000Z",
+		});
+		expect(old).toBe(true);
+		const window = "since=2024-06-01&until=2024-07-01";
+		const before = await json(await get(`/api/stats?${window}`), statsAnswer);
+		expect(before.total).toBe(260);
+		const rebuild = () =>
+			fetch(`${w.url()}/api/stats/rebuild?${window}`, {
+				method: "POST",
+				headers: auth(w.stack?.apiToken),
+			});
+		for (let i = 0; i < 2; i++) {
+			const res = await rebuild();
+			expect(res.status).toBe(200);
+			expect(await res.json()).toMatchObject({ runs: 261, truncated: false });
+		}
+		const after = await json(await get(`/api/stats?${window}`), statsAnswer);
+		expect(after.total).toBe(261);
+		expect(after.counts.failed).toBe(before.counts.failed + 1);
+		expect(after.mergedPrs).toBe(before.mergedPrs);
+		const read = await fetch(`${w.url()}/api/stats/rebuild`, {
+			method: "POST",
+			headers: auth(w.stack?.readToken),
+		});
+		expect(read.status).toBe(403);
 	});
 });
 

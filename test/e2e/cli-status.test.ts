@@ -22,10 +22,22 @@ async function startRun(title: string, description: string): Promise<string> {
 }
 
 const lines = (text: string) => text.split("\n").filter(Boolean);
+const RESULT = JSON.stringify({
+	type: "result",
+	subtype: "success",
+	is_error: false,
+	num_turns: 3,
+	total_cost_usd: 0.42,
+	usage: { input_tokens: 9000, output_tokens: 1200 },
+});
 
 describe("lisa status <id> --watch", () => {
 	it("follows a run to its end, printing what changed, and exits 0 when it succeeded", async () => {
-		const id = await startRun("Fix login redirect", "lisa-fake: sleep=1");
+		// The agent reports its cost as Claude Code does, on its `result` line.
+		const id = await startRun(
+			"Fix login redirect",
+			`lisa-fake: sleep=1\nlisa-fake: stdout=${RESULT}`,
+		);
 		ids.ok = id;
 		const { code, stdout, stderr } = await lisa(
 			["status", id, "--watch", "--interval", "0.2"],
@@ -145,12 +157,14 @@ describe("lisa runs", () => {
 });
 
 describe("lisa status (overview)", () => {
-	it("prints the counts, the success rate and the active runs", async () => {
+	it("prints the counts, the success rate, the cost and the active runs", async () => {
 		const { code, stdout } = await lisa(["status"], env);
 		expect(code).toBe(0);
 		expect(lines(stdout)).toEqual([
 			"runs: 2 (queued 0 · planning 0 · running 0 · awaiting_approval 0 · succeeded 1 · failed 1 · cancelled 0)",
 			"success rate: 50%",
+			// The failed run's agent reported nothing and named no model: unknown, never a guessed $0.
+			"cost: at least $0.4200 (1 run of unknown cost) · $0.4200 a succeeded run",
 			"no active runs",
 		]);
 		const json = await lisa(["status", "--json"], env);

@@ -150,6 +150,7 @@ const group = {
 	successRate: 0.5,
 	timeToPr: { medianSeconds: 75, p90Seconds: 75 },
 	agentSeconds: 60,
+	cost: { totalUsd: 3, knownUsd: 3 },
 };
 const stats = statsAnswer.parse({
 	window: { since: AT, until: AT },
@@ -169,8 +170,15 @@ const stats = statsAnswer.parse({
 	duration: { medianSeconds: 75, p90Seconds: 75 },
 	timeToPr: { medianSeconds: 75, p90Seconds: 75 },
 	agentSeconds: 60,
+	cost: { totalUsd: 3, knownUsd: 3, modelUsd: 2.9, computeUsd: 0.1, unknownRuns: 0 },
+	costPerSucceededRun: 1.25,
+	costPerMergedPr: 3,
+	mergedPrs: 1,
+	failedSpendShare: 0.25,
 	byRepo: { api: group },
 	byProvider: { claude: group },
+	byDay: { [AT.slice(0, 10)]: { runs: 3, succeeded: 1, failed: 1, cost: group.cost } },
+	mostExpensive: [],
 });
 const events = [
 	{
@@ -269,6 +277,9 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 			await expect.poll(() => stat("active")).toBe("1");
 			expect(await stat("success rate")).toBe("50%");
 			expect(await stat("time to PR, median")).toBe("1m 15s");
+			expect(await stat("cost, 30 days")).toBe("$3.00");
+			expect(await stat("per successful run")).toBe("$1.25");
+			expect(await stat("per merged PR")).toBe("$3.00");
 			expect(list.errors).toEqual([]);
 			await list.page.close();
 

@@ -8,6 +8,7 @@ import { dynamoGuardrails } from "./guardrails";
 import { dynamoPullRequests } from "./pull-requests";
 import { dynamoRuns } from "./runs";
 import { dynamoSpend } from "./spend";
+import { dynamoStats } from "./stats";
 import { dynamoTimeline } from "./timeline";
 
 export type { RequestObserver } from "./client";
@@ -25,6 +26,7 @@ export function dynamoStore(doc: DynamoDBDocumentClient, table: string): DynamoS
 		...dynamoDeliveries(t),
 		...dynamoPullRequests(t),
 		...dynamoSpend(t),
+		...dynamoStats(t),
 		observe: (observer) => t.observe(observer),
 	};
 }

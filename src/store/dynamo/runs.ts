@@ -63,6 +63,15 @@ function runIndexKeys(
 	};
 }
 
+/** A run as its item: the run, its keys and what its indexes and filters read. */
+export const runItem = (run: Run) => ({
+	...key.run(run.runId),
+	kind: "run",
+	...runIndexKeys(run, run.updatedAt),
+	repoNames: repoNames(run.steps),
+	...run,
+});
+
 interface KeyRange {
 	condition: string;
 	names: Record<string, string>;
@@ -107,13 +116,7 @@ export function dynamoRuns(t: DynamoTable): RunStore {
 				await t.doc.send(
 					new PutCommand({
 						TableName: t.name,
-						Item: {
-							...key.run(run.runId),
-							kind: "run",
-							...runIndexKeys(run, run.updatedAt),
-							repoNames: repoNames(run.steps),
-							...run,
-						},
+						Item: runItem(run),
 						ConditionExpression: "attribute_not_exists(pk)",
 					}),
 				);

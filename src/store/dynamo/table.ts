@@ -34,6 +34,8 @@ export const key = {
 	guardrail: (repo: string, id: string) => ({ pk: `REPO#${repo}`, sk: `GUARD#${id}` }),
 	/** The daily budget's ledger: what the attempts that ended on a UTC day cost. */
 	spend: (day: string) => ({ pk: `SPEND#${day}`, sk: "SPEND" }),
+	/** The stats of the runs created on a UTC day (src/domain/day-stats.ts). */
+	stats: (day: string) => ({ pk: `STATS#${day}`, sk: "STATS" }),
 	issuePartition: (source: string, issueId: string) => `ISSUE#${source}#${issueId}`,
 	statusPartition: (status: string) => `STATUS#${status}`,
 	feedPartition: "RUNS",

@@ -99,7 +99,9 @@ export function dynamoStats(t: DynamoTable): StatsStore {
 			const out: DayStats[] = [];
 			for (let i = 0; i < days.length; i += BATCH) {
 				let keys: Record<string, unknown>[] = days.slice(i, i + BATCH).map(key.stats);
-				while (keys.length) {
+				for (let round = 0; keys.length; round++) {
+					// Keys left for later (throttled, or over 16 MB) are asked again after a pause.
+					if (round) await sleep(Math.random() * Math.min(1000, 50 * 2 ** round));
 					const res = await t.doc.send(
 						new BatchGetCommand({
 							RequestItems: {
@@ -114,7 +116,6 @@ export function dynamoStats(t: DynamoTable): StatsStore {
 					);
 					for (const item of res.Responses?.[t.name] ?? [])
 						out.push(JSON.parse(String(item.stats)));
-					// Over 16 MB an answer leaves keys for later: ask again for those.
 					keys = res.UnprocessedKeys?.[t.name]?.Keys ?? [];
 				}
 			}

@@ -12,11 +12,13 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
+import { afterAll, beforeAll } from "vitest";
 import type { AgentLink } from "../../src/config/links";
 import { readSettings, type Settings } from "../../src/config/settings";
 import { ensureQueue, ensureTable, startEmbeddedAws } from "../../src/local/services";
 import type { QueueName } from "../../src/queue/messages";
-import { awsClients } from "../../src/runtime/aws";
+import { awsClients, storeAndQueue } from "../../src/runtime/aws";
+import type { DynamoStore } from "../../src/store/dynamo";
 
 export const REGION = "eu-west-1";
 export const ACCOUNT = "123456789012";
@@ -201,3 +203,13 @@ export function fakeEcs() {
 }
 
 export type FakeEcs = ReturnType<typeof fakeEcs>;
+
+/** The test file's store on embedded AWS: started before its tests (handed to `use`), stopped after. */
+export function useEmbeddedStore(use: (store: DynamoStore) => void): void {
+	let aws: Awaited<ReturnType<typeof embeddedAws>> | undefined;
+	beforeAll(async () => {
+		aws = await embeddedAws();
+		use(storeAndQueue(aws.settings).store);
+	});
+	afterAll(() => aws?.stop());
+}

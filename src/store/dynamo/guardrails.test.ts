@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { embeddedAws } from "../../../test/support/aws";
-import { storeAndQueue } from "../../runtime/aws";
+import { describe, expect, it } from "vitest";
+import { useEmbeddedStore } from "../../../test/support/aws";
 import type { DynamoStore } from ".";
 
-let aws: Awaited<ReturnType<typeof embeddedAws>>;
 let store: DynamoStore;
-beforeAll(async () => {
-	aws = await embeddedAws();
-	store = storeAndQueue(aws.settings).store;
+useEmbeddedStore((s) => {
+	store = s;
 });
-afterAll(() => aws.stop());
 
 describe("per-repo guardrails against dynalite", () => {
 	it("keeps the newest five of a repo, newest first, apart from other repos and runs", async () => {

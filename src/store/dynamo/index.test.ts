@@ -1,18 +1,14 @@
 import { ulid } from "ulid";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { embeddedAws } from "../../../test/support/aws";
+import { describe, expect, it } from "vitest";
+import { useEmbeddedStore } from "../../../test/support/aws";
 import { newRun, newStep, type Run, type Step } from "../../domain/run";
-import { storeAndQueue } from "../../runtime/aws";
 import { InvalidCursor, VersionConflict } from "..";
 import type { DynamoStore } from ".";
 
-let aws: Awaited<ReturnType<typeof embeddedAws>>;
 let store: DynamoStore;
-beforeAll(async () => {
-	aws = await embeddedAws();
-	store = storeAndQueue(aws.settings).store;
+useEmbeddedStore((s) => {
+	store = s;
 });
-afterAll(() => aws.stop());
 
 let n = 0;
 const at = (s: number) => new Date(Date.UTC(2026, 10, 21, 12, 0, s)).toISOString();

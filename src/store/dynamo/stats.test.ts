@@ -1,19 +1,15 @@
 import { ulid } from "ulid";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { embeddedAws } from "../../../test/support/aws";
+import { describe, expect, it } from "vitest";
+import { useEmbeddedStore } from "../../../test/support/aws";
 import { foldRuns, type StatsRun } from "../../domain/day-stats";
 import { newStep } from "../../domain/run";
 import { statsOf } from "../../domain/stats";
-import { storeAndQueue } from "../../runtime/aws";
 import type { DynamoStore } from ".";
 
-let aws: Awaited<ReturnType<typeof embeddedAws>>;
 let store: DynamoStore;
-beforeAll(async () => {
-	aws = await embeddedAws();
-	store = storeAndQueue(aws.settings).store;
+useEmbeddedStore((s) => {
+	store = s;
 });
-afterAll(() => aws.stop());
 
 /** A run that succeeded `minutes` after it was created on `day` of March 2026, for `usd`. */
 function finished(day: number, minutes: number, usd = 1): StatsRun {

@@ -1,3 +1,4 @@
+import { ASSET_FILES } from "../src/api/assets";
 import { BUNDLED_CONFIG, deployConfig, FUNCTIONS } from "./config";
 import { eventsLink, intakeLink } from "./queues";
 import { apiSecrets } from "./secrets";
@@ -21,7 +22,11 @@ api.route("$default", {
 	timeout: `${FUNCTIONS.api.timeoutSeconds} seconds`,
 	memory: `${FUNCTIONS.api.memoryMb} MB`,
 	link: [tableLink, intakeLink, eventsLink, ...apiSecrets],
-	copyFiles: [{ from: config.configFile, to: BUNDLED_CONFIG }],
+	// The dashboard's chart library is served from files beside the bundle, not inside it (src/api/assets.ts).
+	copyFiles: [
+		{ from: config.configFile, to: BUNDLED_CONFIG },
+		...ASSET_FILES.map((file) => ({ from: file, to: file })),
+	],
 	environment: {
 		LISA_PUBLIC_URL: publicUrl,
 		LISA_CONFIG: BUNDLED_CONFIG,

@@ -1,4 +1,4 @@
-import { ASSET_FILES } from "../src/api/assets";
+import { API_PACKAGE_FILES } from "../src/config/links";
 import { BUNDLED_CONFIG, deployConfig, FUNCTIONS } from "./config";
 import { eventsLink, intakeLink } from "./queues";
 import { apiSecrets } from "./secrets";
@@ -25,7 +25,10 @@ api.route("$default", {
 	// The dashboard's chart library is served from files beside the bundle, not inside it (src/api/assets.ts).
 	copyFiles: [
 		{ from: config.configFile, to: BUNDLED_CONFIG },
-		...ASSET_FILES.map((file) => ({ from: file, to: file })),
+		...Object.values(API_PACKAGE_FILES).map((file) => ({
+			from: `node_modules/${file}`,
+			to: `node_modules/${file}`,
+		})),
 	],
 	environment: {
 		LISA_PUBLIC_URL: publicUrl,

@@ -1,21 +1,22 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { Hono } from "hono";
+import { API_PACKAGE_FILES } from "../config/links";
 
 // The dashboard's charting library (uPlot, a dependency), served from the package: no CDN, no build
 // step. The files stay out of the API's bundle (its 1 MB budget, README › Development): the deploy
-// copies them next to it (infra/api.ts, ASSET_FILES), where the same resolve finds them.
+// copies them next to it (infra/api.ts, API_PACKAGE_FILES), where the same resolve finds them.
 
 /** uPlot's version, in the path so a new one is a new URL (assets.test.ts holds it to the package's). */
 export const UPLOT_VERSION = "1.6.32";
 
 const ASSETS = {
 	[`/assets/uplot-${UPLOT_VERSION}.min.js`]: {
-		file: "uplot/dist/uPlot.iife.min.js",
+		file: API_PACKAGE_FILES.uplotJs,
 		type: "text/javascript; charset=utf-8",
 	},
 	[`/assets/uplot-${UPLOT_VERSION}.min.css`]: {
-		file: "uplot/dist/uPlot.min.css",
+		file: API_PACKAGE_FILES.uplotCss,
 		type: "text/css; charset=utf-8",
 	},
 } as const;

@@ -767,25 +767,17 @@ export function dashboardMain() {
 			r.title || "",
 		]);
 		// The elapsed time ticks each second while the run is active.
-		fill(
-			"summary",
-			[
-				r.status,
-				r.updatedAt,
-				active && runDuration(r) !== null ? Math.round(runDuration(r) || 0) : 0,
-			],
-			() => [
-				badge(r.status),
-				" · ",
-				active ? doing(r) : duration(runDuration(r)),
-				" · started ",
-				relative(r.createdAt),
-				" by ",
-				r.trigger,
-				r.url ? " · " : "",
-				r.url ? link(r.url, "issue") : "",
-			],
-		);
+		fill("summary", [r.status, r.updatedAt, active ? Math.round(runDuration(r) ?? 0) : 0], () => [
+			badge(r.status),
+			" · ",
+			active ? doing(r) : duration(runDuration(r)),
+			" · started ",
+			relative(r.createdAt),
+			" by ",
+			r.trigger,
+			r.url ? " · " : "",
+			r.url ? link(r.url, "issue") : "",
+		]);
 		fill("why", [r.status, r.error], () =>
 			r.error
 				? [

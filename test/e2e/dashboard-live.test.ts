@@ -208,6 +208,11 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 		expect(await page.locator("#retry").count()).toBe(1);
 		await page.click("#notice .dismiss");
 		expect(await page.locator("#notice").isVisible()).toBe(false);
+		// In the runs list too: the reason, not an error.
+		await page.goto(`${w.url()}/`);
+		const why = page.locator(`tr[data-run="${run.runId}"] td.why`);
+		await expect.poll(() => why.textContent()).toBe("cancelled through the API");
+		expect(await why.locator(".error").count()).toBe(0);
 		expect(errors).toEqual([]);
 		await page.close();
 	});

@@ -6,6 +6,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { githubWebhook } from "../integrations/github/webhook";
 import { linearWebhook } from "../integrations/linear/webhook";
 import { trelloWebhook } from "../integrations/trello/webhook";
+import { assetRoutes } from "./assets";
 import { bearerToken } from "./auth";
 import { DASHBOARD_HTML, DASHBOARD_JS } from "./dashboard";
 import type { ApiDeps } from "./deps";
@@ -50,7 +51,8 @@ export function createApp(deps: ApiDeps): Hono {
 		contentSecurityPolicy: {
 			defaultSrc: ["'self'"],
 			scriptSrc: ["'self'"],
-			styleSrc: ["'unsafe-inline'"],
+			// uPlot's stylesheet (/assets), and the inline styles it and the page set.
+			styleSrc: ["'self'", "'unsafe-inline'"],
 		},
 	});
 	app.get("/", dashboard, (c) => c.html(DASHBOARD_HTML));
@@ -58,6 +60,7 @@ export function createApp(deps: ApiDeps): Hono {
 	app.get("/dashboard.js", (c) =>
 		c.body(DASHBOARD_JS, 200, { "content-type": "text/javascript; charset=utf-8" }),
 	);
+	assetRoutes(app);
 
 	const webhooks = new Hono();
 	webhooks.use(bodyAtMost(MAX_WEBHOOK_BYTES));

@@ -17,6 +17,7 @@ import {
 	statsAnswer,
 	statsQuery,
 	streamQuery,
+	whoamiAnswer,
 } from "./schemas";
 
 // The OpenAPI 3.1 document of /api/*, generated from the same zod schemas the routes validate with.
@@ -198,6 +199,12 @@ export function openApiDocument(serverUrl?: string) {
 						400: error("A bad window"),
 						...adminOnly,
 					},
+				},
+			},
+			"/api/whoami": {
+				get: {
+					summary: "What the token presented may do",
+					responses: { 200: answer("The token's role", whoamiAnswer), ...denied },
 				},
 			},
 			"/api/openapi.json": {

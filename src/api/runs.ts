@@ -5,6 +5,7 @@ import { isTerminalRun } from "../domain/states";
 import { requestRun } from "../pipeline/request";
 import { approveRequested, cancelRequested, requestAgain } from "../queue/messages";
 import { InvalidCursor } from "../store";
+import type { AuthEnv } from "./auth";
 import type { ApiDeps } from "./deps";
 import { runDetailView, runView } from "./run-view";
 import {
@@ -45,8 +46,11 @@ async function paged(c: { json: (b: unknown, s: 400) => Response }, read: () => 
 	}
 }
 
-export function runsRoutes(deps: ApiDeps): Hono {
-	const api = new Hono();
+export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
+	const api = new Hono<AuthEnv>();
+
+	// What the token may do, so a page offers only the actions it can take (the dashboard).
+	api.get("/whoami", (c) => c.json({ role: c.get("role") }));
 
 	api.get("/runs", zValidator("query", listQuery, validationError), (c) =>
 		paged(c, async () => {

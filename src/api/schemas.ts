@@ -372,6 +372,9 @@ export const statsAnswer = z.object({
 				runs: z.number().int(),
 				succeeded: z.number().int(),
 				failed: z.number().int(),
+				cancelled: z.number().int(),
+				successRate: z.number().nullable(),
+				timeToPr: spread,
 				cost: costSum,
 			}),
 		)
@@ -396,6 +399,12 @@ export const rebuiltAnswer = z.object({
 	runs: z.number().int().meta({ description: "Runs read (each counted once, ever)" }),
 	truncated: z.boolean().meta({
 		description: "More runs than one rebuild reads: the oldest left out (ask again for them)",
+	}),
+});
+
+export const whoamiAnswer = z.object({
+	role: z.enum(["admin", "read"]).meta({
+		description: "admin: the API token, may act; read: the read-only token, may only read",
 	}),
 });
 

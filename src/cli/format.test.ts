@@ -91,16 +91,27 @@ describe("formatting", () => {
 					}),
 				],
 			}),
-			[{ id: "e1", at: "2025-01-01T10:00:01.000Z", type: "run.started", message: "started" }],
+			[
+				{ id: "e1", at: "2025-01-01T10:00:01.000Z", type: "run.started", message: "started" },
+				{
+					id: "e2",
+					at: "2025-01-01T10:00:02.000Z",
+					type: "step.launched",
+					step: 1,
+					message: "step 1 (api) attempt 2 started as t-1",
+				},
+			],
 		);
 		expect(lines).toEqual([
 			'run 01RUN  running  linear ENG-7 "Fix it"  (webhook, since 10:00:00)',
 			"  cost $0.00: 0 tokens, 0 agent minutes  (model $0.00, compute $0.00; limit $10.00)",
 			"  steps:",
-			"    #0  (plan)  succeeded  attempt 1  -              -         -",
-			"    #1  api     running    attempt 2  in_progress    claude    -         feat/eng-7-fix-it",
+			"    plan  -    succeeded  attempt 1  -              -         -",
+			"    #1    api  running    attempt 2  in_progress    claude    -         feat/eng-7-fix-it",
 			"  timeline:",
 			"    10:00:01  run.started  started",
+			// The step as every view numbers it (src/domain/step-label.ts): the index 1 is step 1.
+			"    10:00:02  step.launched #1  step 1 (api) attempt 2 started as t-1",
 		]);
 	});
 
@@ -225,7 +236,7 @@ describe("formatting", () => {
 			`  approve: curl -X POST -H "Authorization: Bearer $LISA_API_TOKEN" http://lisa.example:8787/api/runs/01RUN/approve [-d '{"limitUsd": 15.02}']`,
 			"           or the dashboard (/runs/01RUN, admin token), or reply `/lisa continue` on its pull request or Linear session",
 			"  steps:",
-			"    #0  api  pending    attempt 2  -              claude    $5.02",
+			"    #1  api  pending    attempt 2  -              claude    $5.02",
 		]);
 	});
 

@@ -2,6 +2,7 @@ import type { EventAnswer, RunAnswer, StatsAnswer, StepAnswer } from "../api/sch
 import { costLine, usd } from "../domain/cost";
 import { oneLine } from "../domain/redact";
 import { RUN_STATUSES } from "../domain/states";
+import { stepNumber } from "../domain/step-label";
 
 // Pure text for `lisa runs` and `lisa status`: no I/O, no clock (callers pass `now`).
 
@@ -50,11 +51,18 @@ export function runsTable(runs: RunAnswer[], now: Date): string[] {
 	);
 }
 
-function stepLine(step: StepAnswer, repoWidth: number): string {
-	const repo = step.kind === "plan" ? "(plan)" : step.repo;
+/** "plan", "#1", "#2"…: the numbering every view uses (src/domain/step-label.ts). */
+function stepTag(steps: readonly StepAnswer[], index: number): string {
+	const n = stepNumber(steps, index);
+	return n === "plan" ? n : `#${n}`;
+}
+
+function stepLine(steps: readonly StepAnswer[], step: StepAnswer, repoWidth: number): string {
+	const repo = step.kind === "plan" ? "-" : step.repo;
 	const where = step.prUrl ?? step.branch ?? "";
+	const tagWidth = Math.max(...steps.map((s) => stepTag(steps, s.index).length));
 	return [
-		`#${step.index}`,
+		stepTag(steps, step.index).padEnd(tagWidth),
 		repo.padEnd(repoWidth),
 		step.status.padEnd(9),
 		`attempt ${step.attempt}`,
@@ -69,8 +77,8 @@ function stepLine(step: StepAnswer, repoWidth: number): string {
 		.trimEnd();
 }
 
-export function eventLine(e: EventAnswer): string {
-	const step = e.step === undefined ? "" : ` #${e.step}`;
+export function eventLine(e: EventAnswer, steps: readonly StepAnswer[] = []): string {
+	const step = e.step === undefined ? "" : ` ${stepTag(steps, e.step)}`;
 	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message, 160)}`;
 }
 
@@ -133,11 +141,11 @@ export function runDetail(
 	if (run.followUpsStopped)
 		lines.push(`  CI rounds stopped: ${oneLine(run.followUpsStopped.reason, 300)}`);
 	if (run.steps.length) {
-		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 6 : s.repo.length)));
-		lines.push("  steps:", ...run.steps.map((s) => `    ${stepLine(s, width)}`));
+		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 1 : s.repo.length)));
+		lines.push("  steps:", ...run.steps.map((s) => `    ${stepLine(run.steps, s, width)}`));
 	} else lines.push("  steps: none yet");
 	const tail = events.slice(-recent);
-	if (tail.length) lines.push("  timeline:", ...tail.map((e) => `    ${eventLine(e)}`));
+	if (tail.length) lines.push("  timeline:", ...tail.map((e) => `    ${eventLine(e, run.steps)}`));
 	return lines;
 }
 

@@ -12,6 +12,7 @@ import {
 	workSteps,
 } from "./run";
 import { isTerminalRun, isTerminalStep, nextRunStatus } from "./states";
+import { stepLabel } from "./step-label";
 import { type AttemptCost, withAttemptUsage } from "./usage";
 
 // What the pipeline does next when a step reports (or is found dead). Pure: the handler applies the
@@ -265,8 +266,6 @@ function failRun(run: Run, index: number, finished: Partial<Step>, now: string):
 	};
 }
 
-const label = (s: Step) => `step ${s.index + 1} (${s.repo})`;
-
 /**
  * The run's error: what failed and, for a run of several steps, which succeeded (with their pull
  * requests) and which were cancelled.
@@ -278,6 +277,7 @@ export function failureSummary(steps: readonly Step[], failedIndex: number): str
 	if (failed.kind === "plan") return `planning failed: ${error}`;
 	const work = workSteps({ steps });
 	if (work.length <= 1) return error;
+	const label = (s: Step) => stepLabel(steps, s.index);
 	const succeeded = work.filter((s) => s.status === "succeeded");
 	const cancelled = work.filter((s) => s.status === "cancelled");
 	return [

@@ -1,8 +1,17 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { createApp } from "../../src/api/app";
-import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
+import { UPLOT_CSS, UPLOT_JS, UPLOT_VERSION } from "../../src/api/assets";
+import {
+	eventsAnswer,
+	runAnswer,
+	runsAnswer,
+	statsAnswer,
+	whoamiAnswer,
+} from "../../src/api/schemas";
 import { newRun, newStep, type Run, type Step } from "../../src/domain/run";
 import { isTerminalRun } from "../../src/domain/states";
 import { runStats } from "../../src/domain/stats";
@@ -127,6 +136,16 @@ describe("tokens", () => {
 		expect((await fetch(`${w.url()}/api/runs`)).status).toBe(401);
 	});
 
+	it("tells a page what its token may do, and nothing without a valid token", async () => {
+		expect(await json(await get("/api/whoami"), whoamiAnswer)).toEqual({ role: "admin" });
+		expect(await json(await get("/api/whoami", w.stack?.readToken), whoamiAnswer)).toEqual({
+			role: "read",
+		});
+		// A token that is nearly the read one is not a reader.
+		expect((await get("/api/whoami", `${w.stack?.readToken}x`)).status).toBe(401);
+		expect((await fetch(`${w.url()}/api/whoami`)).status).toBe(401);
+	});
+
 	it("serves the OpenAPI document without a token, covering every /api route", async () => {
 		const res = await fetch(`${w.url()}/api/openapi.json`);
 		expect(res.status).toBe(200);
@@ -157,6 +176,33 @@ describe("tokens", () => {
 		expect(Object.keys(doc.paths["/api/runs"]?.post?.responses ?? {})).toEqual(
 			expect.arrayContaining(["202", "400", "401", "403"]),
 		);
+	});
+});
+
+describe("the dashboard's chart library", () => {
+	it("is the package's own files, at a versioned path, kept long, without a token", async () => {
+		const require = createRequire(import.meta.url);
+		// The path's version is the installed package's, the one package.json pins.
+		const pkg = require("uplot/package.json") as { version: string };
+		expect(UPLOT_VERSION).toBe(pkg.version);
+		expect(
+			(require("../../package.json") as { dependencies: Record<string, string> }).dependencies
+				.uplot,
+		).toBe(UPLOT_VERSION);
+		for (const [path, file, type] of [
+			[UPLOT_JS, "uplot/dist/uPlot.iife.min.js", "text/javascript"],
+			[UPLOT_CSS, "uplot/dist/uPlot.min.css", "text/css"],
+		] as const) {
+			const res = await fetch(`${w.url()}${path}`);
+			expect(res.status).toBe(200);
+			expect(res.headers.get("content-type")).toContain(type);
+			expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+			expect(Buffer.from(await res.arrayBuffer())).toEqual(await readFile(require.resolve(file)));
+		}
+		// Another version, or a file beside them, is not served.
+		expect((await fetch(`${w.url()}/assets/uplot-1.6.31.min.js`)).status).toBe(404);
+		expect((await fetch(`${w.url()}/assets/uPlot.cjs.js`)).status).toBe(404);
+		expect((await fetch(`${w.url()}/assets/..%2fpackage.json`)).status).toBe(404);
 	});
 });
 

@@ -55,10 +55,10 @@ describe("lisa status <id> --watch", () => {
 		const pr = w.github.pulls("acme/api")[0]?.html_url;
 		expect(pr).toBeDefined();
 		expect(out).toContain(`  PRs:   ${pr}`);
-		expect(out.some((l) => /^ {4}#0 {2}api {2}succeeded {2}attempt 1 {2}.*claude/.test(l))).toBe(
+		expect(out.some((l) => /^ {4}#1 {2}api {2}succeeded {2}attempt 1 {2}.*claude/.test(l))).toBe(
 			true,
 		);
-		expect(out.some((l) => l.includes(pr as string) && l.includes("#0"))).toBe(true);
+		expect(out.some((l) => l.includes(pr as string) && l.includes("#1"))).toBe(true);
 		expect(out.some((l) => /^ {4}\d\d:\d\d:\d\d {2}run\.succeeded/.test(l))).toBe(true);
 	});
 
@@ -85,7 +85,7 @@ describe("lisa status <id> --watch", () => {
 			new RegExp(`^run ${ids.failed}  failed  linear ENG-\\d+ "Break things"`),
 		);
 		expect(stdout).toMatch(/\n {2}error: .*claude exited with code 3/);
-		expect(stdout).toMatch(/\n {4}#0 {2}api {2}failed +attempt 1 .*error: claude exited/);
+		expect(stdout).toMatch(/\n {4}#1 {2}api {2}failed +attempt 1 .*error: claude exited/);
 		expect(stdout).toMatch(/\n {2}timeline:\n/);
 		expect(stdout).toMatch(/run\.failed/);
 

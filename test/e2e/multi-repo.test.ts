@@ -171,7 +171,7 @@ describe("multi-repo runs", () => {
 			["web", "cancelled"],
 		]);
 		expect(run.error).toBe(
-			"step 2 (api) failed: claude exited with code 3: fatal: the api build is on fire\nNo step succeeded.\nCancelled: step 3 (web)",
+			"step 1 (api) failed: claude exited with code 3: fatal: the api build is on fire\nNo step succeeded.\nCancelled: step 2 (web)",
 		);
 		expect((await callsOf(runId)).map((c) => c.target)).toEqual(["plan", "api"]);
 		expect(w.github.pulls("acme/web").filter((p) => p.head.ref.includes("break-the-api"))).toEqual(
@@ -198,7 +198,7 @@ describe("multi-repo runs", () => {
 		expect(docs).toBeDefined();
 		expect(run.prUrls).toEqual([docs?.html_url]);
 		expect(run.error).toBe(
-			`step 3 (api) failed: the agent finished without committing any change\nSucceeded: step 2 (docs) ${docs?.html_url}\nCancelled: step 4 (web)`,
+			`step 2 (api) failed: the agent finished without committing any change\nSucceeded: step 1 (docs) ${docs?.html_url}\nCancelled: step 3 (web)`,
 		);
 		// api's agent ran three times (the gate's retries), web's never.
 		expect((await callsOf(runId)).map((c) => c.target)).toEqual([

@@ -351,4 +351,30 @@ describe("pull requests", () => {
 		expect(numstat).toContain("4\t0\tfour.txt");
 		expect(numstat).toContain("-\t-\tlogo.bin");
 	});
+
+	it("lists at most 50 of an agent's many files, all counted, and cuts a long path keeping its end", async () => {
+		const script = path.join(w.dir, "many-files.sh");
+		const deep = `${"nested-directory/".repeat(24)}deep.txt`; // 416 characters
+		await writeFile(
+			script,
+			[
+				"set -e",
+				'for i in $(seq 1 60); do echo line > "many-$i.txt"; done',
+				`mkdir -p "$(dirname '${deep}')"`,
+				`printf 'a\\nb\\n' > '${deep}'`,
+				"git add -A",
+				"git -c user.name=T -c user.email=t@example.com commit -q -m 'feat: many'",
+			].join("\n"),
+		);
+		const runId = await w.newRun({ title: "Many files", description: `lisa-fake: run=${script}` });
+		const report = await w.runTask(runId);
+		expect(report?.outcome).toBe("succeeded");
+		// 60 files, the deep one and the fake agent's LISA_CHANGE.md.
+		expect(report?.changes).toMatchObject({ files: 62, additions: 65, deletions: 0 });
+		expect(report?.changes?.list).toHaveLength(50);
+		const [first, second] = report?.changes?.list ?? [];
+		expect(second).toMatchObject({ path: `…${deep.slice(-299)}`, additions: 2 });
+		expect(second?.path).toHaveLength(300);
+		expect(first).toMatchObject({ path: "LISA_CHANGE.md", additions: 3 });
+	});
 });

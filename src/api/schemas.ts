@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
+import { stepChangesSchema } from "../domain/changes";
 import { FOLLOW_UP_TRIGGERS } from "../domain/follow-up";
 import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
 import { TRIGGERS } from "../domain/run";
@@ -143,6 +144,14 @@ const stepView = z.looseObject({
 	heartbeatAt: z.string().optional(),
 	branch: z.string().optional(),
 	prUrl: z.string().optional(),
+	prTitle: z
+		.string()
+		.optional()
+		.meta({ description: "The title the step's pull request was opened with" }),
+	changes: stepChangesSchema.optional().meta({
+		description:
+			"What the published commit changed since the base (a follow-up round: since the head it started from), as `git diff --numstat` counts it: totals over every file, at most 50 listed, most changed first; a binary file counts 0/0 and is marked",
+	}),
 	error: z.string().optional(),
 	launchedAt: z.string().optional(),
 	finishedAt: z.string().optional(),

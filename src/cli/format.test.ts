@@ -115,6 +115,39 @@ describe("formatting", () => {
 		]);
 	});
 
+	it("a step's line is followed by what its pull request changed and its title, on one line", () => {
+		const lines = runDetail(
+			run({
+				status: "succeeded",
+				finishedAt: "2025-01-01T10:05:00.000Z",
+				steps: [
+					step({
+						index: 0,
+						repo: "api",
+						status: "succeeded",
+						attempt: 1,
+						prUrl: "https://x/pr/1",
+						prTitle: "feat: add health check\u001b[2J",
+						changes: {
+							files: 3,
+							additions: 120,
+							deletions: 8,
+							list: [{ path: "src/health.ts", additions: 100, deletions: 0 }],
+						},
+					}),
+					step({ index: 1, repo: "web", status: "succeeded", attempt: 1, prTitle: "feat: web" }),
+					step({ index: 2, repo: "docs", status: "failed", attempt: 1 }),
+				],
+			}),
+			[],
+		);
+		const steps = lines.slice(lines.indexOf("  steps:") + 1);
+		expect(steps[1]).toBe('        3 files +120 −8 · "feat: add health check [2J"');
+		expect(steps[3]).toBe('        "feat: web"');
+		expect(steps[4]).toMatch(/^ {4}#2 {2}docs/);
+		expect(steps).toHaveLength(5);
+	});
+
 	it("a run's detail lists its follow-up rounds; a round names its parent", () => {
 		const parent = runDetail(
 			run({

@@ -1,4 +1,5 @@
 import type { EventAnswer, RunAnswer, StatsAnswer, StepAnswer } from "../api/schemas";
+import { changesLine, cleanTitle } from "../domain/changes";
 import { costLine, usd } from "../domain/cost";
 import { oneLine } from "../domain/redact";
 import { RUN_STATUSES } from "../domain/states";
@@ -77,6 +78,15 @@ function stepLine(steps: readonly StepAnswer[], step: StepAnswer, repoWidth: num
 		.trimEnd();
 }
 
+/** What a step's pull request changed, under its line: `3 files +120 −8 · "feat: add health check"`. */
+function changeLine(step: StepAnswer): string | undefined {
+	const parts = [
+		step.changes ? changesLine(step.changes) : undefined,
+		step.prTitle ? `"${oneLine(cleanTitle(step.prTitle), 100)}"` : undefined,
+	].filter(Boolean);
+	return parts.length ? parts.join(" · ") : undefined;
+}
+
 export function eventLine(e: EventAnswer, steps: readonly StepAnswer[] = []): string {
 	const step = e.step === undefined ? "" : ` ${stepTag(steps, e.step)}`;
 	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message, 160)}`;
@@ -142,7 +152,12 @@ export function runDetail(
 		lines.push(`  CI rounds stopped: ${oneLine(run.followUpsStopped.reason, 300)}`);
 	if (run.steps.length) {
 		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 1 : s.repo.length)));
-		lines.push("  steps:", ...run.steps.map((s) => `    ${stepLine(run.steps, s, width)}`));
+		lines.push("  steps:");
+		for (const s of run.steps) {
+			lines.push(`    ${stepLine(run.steps, s, width)}`);
+			const changed = changeLine(s);
+			if (changed) lines.push(`        ${changed}`);
+		}
 	} else lines.push("  steps: none yet");
 	const tail = events.slice(-recent);
 	if (tail.length) lines.push("  timeline:", ...tail.map((e) => `    ${eventLine(e, run.steps)}`));

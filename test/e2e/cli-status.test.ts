@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunAnswer, runAnswer } from "../../src/api/schemas";
 import { closedPort, lisa } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -59,6 +60,20 @@ describe("lisa status <id> --watch", () => {
 			true,
 		);
 		expect(out.some((l) => l.includes(pr as string) && l.includes("#1"))).toBe(true);
+		// Under the step: what its PR changed (the fake agent's 3-line LISA_CHANGE.md) and its title.
+		const stepAt = out.findLastIndex((l) => /^ {4}#1 {2}api {2}succeeded/.test(l));
+		expect(out[stepAt + 1]).toBe('        1 file +3 −0 · "feat: fix login redirect"');
+		// The API's step answer, as the CLI read it.
+		const { body } = await w.api<RunAnswer>(`/api/runs/${id}`);
+		expect(runAnswer.parse(body).steps[0]).toMatchObject({
+			prTitle: "feat: fix login redirect",
+			changes: {
+				files: 1,
+				additions: 3,
+				deletions: 0,
+				list: [{ path: "LISA_CHANGE.md", additions: 3, deletions: 0 }],
+			},
+		});
 		expect(out.some((l) => /^ {4}\d\d:\d\d:\d\d {2}run\.succeeded/.test(l))).toBe(true);
 	});
 

@@ -144,7 +144,7 @@ describe("formatting", () => {
 		const steps = lines.slice(lines.indexOf("  steps:") + 1);
 		expect(steps[1]).toBe('        3 files +120 −8 · "feat: add health check [2J"');
 		expect(steps[3]).toBe('        "feat: web"');
-		expect(steps[4]).toMatch(/^ {4}#2 {2}docs/);
+		expect(steps[4]).toMatch(/^ {4}#3 {2}docs/);
 		expect(steps).toHaveLength(5);
 	});
 

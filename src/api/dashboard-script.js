@@ -708,11 +708,45 @@ export function dashboardMain() {
 							)
 						: "",
 				),
-				// The step's files changed and pull request title (the step answer's `changes` and
-				// `prTitle`, added by another change of issue 16) are shown here, in this cell.
-				el("td", { class: "change" }, s.prUrl ? link(s.prUrl, s.prUrl) : s.branch || ""),
+				el(
+					"td",
+					{ class: "change" },
+					s.prUrl ? link(s.prUrl, s.prTitle || s.prUrl) : s.branch || "",
+					s.changes ? changesEl(s.changes) : "",
+				),
 				el("td", { class: "muted" }, s.heartbeatAt ? relative(s.heartbeatAt) : ""),
 				el("td", { class: s.status === "cancelled" ? "muted" : "error" }, s.error || ""),
+			),
+		);
+	}
+
+	/**
+	 * What a step's pull request changed: "3 files +120 −8", unfolding to the files (as
+	 * src/domain/changes.ts counts them; the most changed first, the rest counted).
+	 * @param {NonNullable<Step["changes"]>} c
+	 */
+	function changesEl(c) {
+		const more = c.files - c.list.length;
+		return el(
+			"details",
+			{ class: "files" },
+			el(
+				"summary",
+				null,
+				`${c.files} ${c.files === 1 ? "file" : "files"} +${c.additions} −${c.deletions}`,
+			),
+			el(
+				"ul",
+				null,
+				...c.list.map((f) =>
+					el(
+						"li",
+						null,
+						el("code", null, f.path),
+						f.binary ? " binary" : ` +${f.additions} −${f.deletions}`,
+					),
+				),
+				more > 0 ? el("li", { class: "muted" }, `and ${more} more`) : "",
 			),
 		);
 	}

@@ -56,6 +56,8 @@ export const DASHBOARD_HTML = `<!doctype html>
   .badge.awaiting_approval { background: #e8eafd; color: #3730a3; }
   .unknown { text-decoration: underline dotted; cursor: help; }
   .attempts { font-size: 12px; }
+  .files summary { cursor: pointer; font-size: 12px; color: var(--muted); }
+  .files ul { margin: 4px 0 0; padding-left: 16px; font-size: 12px; }
   .approval { background: #e8eafd; border: 1px solid #c7cbf6; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   .error { color: var(--bad); white-space: pre-wrap; }
   .muted { color: var(--muted); }

@@ -121,9 +121,14 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		await expect
 			.poll(() => page.locator("#timeline").textContent(), { timeout: 10_000 })
 			.toContain("run.succeeded");
-		expect(await page.locator('#steps a[href^="https://github.com/acme/api/pull/"]').count()).toBe(
-			1,
-		);
+		const pr = page.locator('#steps a[href^="https://github.com/acme/api/pull/"]');
+		expect(await pr.count()).toBe(1);
+		// The link reads as the pull request's title; what it changed unfolds to its files.
+		expect(await pr.textContent()).toMatch(/^feat: /);
+		const files = page.locator("#steps details.files");
+		expect(await files.locator("summary").textContent()).toBe("1 file +3 −0");
+		await files.locator("summary").click();
+		expect(await files.locator("li").textContent()).toBe("LISA_CHANGE.md +3 −0");
 		await page.close();
 	});
 

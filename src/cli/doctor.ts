@@ -19,13 +19,13 @@ export function configCheck(config: ConfigState): Check {
 		return {
 			ok: false,
 			label: `no config at ${config.file}`,
-			hint: "run `lisa init` (or copy .lisa/config.example.yaml there, or set LISA_CONFIG)",
+			hint: "run `npx lisa init` (or copy .lisa/config.example.yaml there, or set LISA_CONFIG)",
 		};
 	if (config.status === "invalid")
 		return {
 			ok: false,
+			// Each problem carries its own fix: a generic hint after them would only repeat them.
 			label: config.error.message,
-			hint: "fix the fields named above, e.g. `lisa config --set <field>=<value>`",
 		};
 	const c = config.config;
 	return {
@@ -134,8 +134,8 @@ export function banner(input: {
 		`  Linear hook:   ${input.publicUrl}/webhooks/linear`,
 		`  Trello hook:   ${trelloCallbackUrl(input.publicUrl)}`,
 		`  GitHub hook:   ${input.publicUrl}/webhooks/github`,
-		"  polling mode:  npm run lisa -- run (no public URL needed)",
-		"  command line:  npm run lisa -- status | runs | doctor (README › Command line)",
+		"  polling mode:  npx lisa run (no public URL needed)",
+		"  command line:  npx lisa status | runs | logs | cancel | retry | doctor (README › Command line)",
 		`  data dir:      ${input.dataDir}`,
 		agentsLine(input.agentUids),
 		"",

@@ -296,11 +296,7 @@ export class ConfigError extends Error {
 		readonly file: string,
 		readonly problems: ConfigProblem[],
 	) {
-		super(
-			`invalid config ${file}:\n${problems
-				.map((p) => `  - ${formatProblem(p)}`)
-				.join("\n")}`,
-		);
+		super(`invalid config ${file}:\n${problems.map((p) => `  - ${formatProblem(p)}`).join("\n")}`);
 		this.name = "ConfigError";
 	}
 }

@@ -234,10 +234,13 @@ function objectAt(schema: Walkable, path: readonly PropertyKey[]): Walkable | un
 			here = def.innerType;
 		else if (def.type === "pipe") here = def.in;
 		else if (i === path.length) return def.type === "object" ? here : undefined;
-		else if (def.type === "object") here = def.shape?.[String(path[i++])];
-		else if (def.type === "array") (here = def.element), i++;
-		else if (def.type === "record") (here = def.valueType), i++;
-		else return undefined;
+		else {
+			const key = String(path[i++]);
+			if (def.type === "object") here = def.shape?.[key];
+			else if (def.type === "array") here = def.element;
+			else if (def.type === "record") here = def.valueType;
+			else return undefined;
+		}
 	}
 	return undefined;
 }

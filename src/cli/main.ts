@@ -1,9 +1,13 @@
+// First (a bare import, so no sorting moves it): it decides whether citty colours its output.
+import "./plain-output";
 import { defineCommand, runMain } from "citty";
-import { config, doctor, init, runs, status } from "./commands";
+import { cancel, config, doctor, init, logs, retry, runs, status } from "./commands";
 import { CliError, exitWith } from "./exit";
+import { noColorSetHere } from "./plain-output";
 
 // The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+if (noColorSetHere) delete process.env.NO_COLOR;
 
 const start = defineCommand({
 	meta: {
@@ -81,7 +85,7 @@ const run = defineCommand({
 
 const main = defineCommand({
 	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
-	subCommands: { start, run, runs, status, doctor, init, config },
+	subCommands: { start, run, runs, status, logs, cancel, retry, doctor, init, config },
 });
 
 runMain(main);

@@ -70,12 +70,20 @@ export interface Readiness {
 	missing: string[];
 }
 
-export function readiness(settings: Settings, config: ConfigState): Readiness {
+/** `agents`: the checks of the agent CLIs the config's `models` needs (none without a config). */
+export function readiness(
+	settings: Settings,
+	config: ConfigState,
+	agents: Check[] = [],
+): Readiness {
 	const ok: string[] = [];
 	const missing: string[] = [];
 	const cfg = configCheck(config);
 	if (cfg.ok === true) ok.push(cfg.label);
 	else missing.push(config.status === "missing" ? `${cfg.label}: ${cfg.hint}` : cfg.label);
+	for (const a of agents)
+		if (a.ok === true) ok.push(a.label);
+		else if (a.ok === false) missing.push(a.hint ? `${a.label}: ${a.hint}` : a.label);
 
 	const source = config.status === "ok" ? config.config.source : "linear";
 	const credentials = trackerCredentialsMissing(source, settings);
@@ -123,9 +131,13 @@ export function banner(input: {
 	agentUids?: { first: number; last: number };
 	readiness: Readiness;
 }): string {
+	// What needs fixing first (the config's problems before the rest), then how to reach Lisa.
 	const lines = [
 		"",
 		`Lisa is up at ${input.url}`,
+		...(input.readiness.missing.length
+			? ["  needs attention:", ...input.readiness.missing.map((l) => `  ✗ ${l}`), ""]
+			: []),
 		`  health:        ${input.url}/healthz`,
 		`  dashboard:     ${input.url}/`,
 		`  runs API:      ${input.url}/api/runs`,
@@ -140,7 +152,7 @@ export function banner(input: {
 		agentsLine(input.agentUids),
 		"",
 		...input.readiness.ok.map((l) => `  ✓ ${l}`),
-		...input.readiness.missing.map((l) => `  ✗ ${l}`),
+		"  stop it:       Ctrl-C, or kill the npm process or its process group (README › Quick start)",
 		"",
 	];
 	return lines.join("\n");

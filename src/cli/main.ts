@@ -17,9 +17,15 @@ const start = defineCommand({
 	async run() {
 		// Imported when used: the other commands start faster without the stack's dependencies.
 		const { startLocalStack } = await import("../local/stack");
+		const { withPinnedClis } = await import("../local/pinned-clis");
 		const { banner, readiness } = await import("./doctor");
+		const { agentChecks } = await import("./doctor-checks");
 		const stack = await startLocalStack();
 		const { settings } = stack;
+		const config = stack.deps.config();
+		// The CLIs the tasks will run: on PATH, else the pinned ones in agents/ (README › Quick start).
+		const agents =
+			config.status === "ok" ? agentChecks(config.config, withPinnedClis(process.env)) : [];
 		console.log(
 			banner({
 				url: stack.url,
@@ -28,21 +34,32 @@ const start = defineCommand({
 				readToken: stack.readToken,
 				dataDir: settings.dataDir,
 				agentUids: stack.agentUids,
-				readiness: readiness(settings, stack.deps.config()),
+				readiness: readiness(settings, config, agents),
 			}),
 		);
-		let stopping = false;
-		const shutdown = async (signal: string) => {
-			if (stopping) process.exit(1); // a second signal forces the exit
-			stopping = true;
+		let stopping: number | undefined;
+		const shutdown = async (why: string) => {
+			// One kill can arrive twice: a terminal's Ctrl-C or a kill of the process group reaches
+			// both npm and this process, and npm forwards it. Only a later one forces the exit.
+			if (stopping !== undefined) {
+				if (Date.now() - stopping > 1_000) process.exit(1);
+				return;
+			}
+			stopping = Date.now();
 			console.log(
-				`\n${signal}: stopping (running tasks are stopped and re-driven on the next start)…`,
+				`\n${why}: stopping (running tasks are stopped and re-driven on the next start)…`,
 			);
 			await stack.stop();
 			process.exit(0);
 		};
-		process.on("SIGINT", () => void shutdown("SIGINT"));
-		process.on("SIGTERM", () => void shutdown("SIGTERM"));
+		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+			process.on(signal, () => void shutdown(signal));
+		// `npm start` killed without passing the signal on (SIGHUP, SIGKILL): this process is
+		// re-parented, and stops instead of serving on as an orphan.
+		const parent = process.ppid;
+		setInterval(() => {
+			if (process.ppid !== parent) void shutdown(`parent process ${parent} is gone`);
+		}, 1_000).unref();
 	},
 });
 

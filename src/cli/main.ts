@@ -54,12 +54,15 @@ const start = defineCommand({
 		};
 		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
 			process.on(signal, () => void shutdown(signal));
-		// `npm start` killed without passing the signal on (SIGHUP, SIGKILL): this process is
-		// re-parented, and stops instead of serving on as an orphan.
-		const parent = process.ppid;
-		setInterval(() => {
-			if (process.ppid !== parent) void shutdown(`parent process ${parent} is gone`);
-		}, 1_000).unref();
+		// `npm start` killed without passing the signal on (SIGHUP, SIGKILL): this process (npm's
+		// child, the script `exec`s it) is re-parented, and stops instead of serving on as an orphan.
+		// Only under npm: started some other way (`nohup node … start &`), its parent may go freely.
+		if (process.env.npm_lifecycle_event) {
+			const parent = process.ppid;
+			setInterval(() => {
+				if (process.ppid !== parent) void shutdown(`npm (process ${parent}) is gone`);
+			}, 1_000).unref();
+		}
 	},
 });
 

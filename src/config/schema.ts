@@ -258,7 +258,7 @@ function allFields(schema: Walkable, prefix = ""): string[] {
 }
 
 /** "did you mean `x`?" from the keys valid here, else from a field of that name elsewhere. */
-export function unknownKeyFix(path: readonly PropertyKey[], key: string): string {
+function unknownKeyFix(path: readonly PropertyKey[], key: string): string {
 	const here = Object.keys(objectAt(configSchema as unknown as Walkable, path)?.def.shape ?? {});
 	const near = nearest(key, here);
 	if (near) return `did you mean \`${near}\`?`;

@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 import * as z from "zod";
 import { FARGATE_LIST_PRICE, type PriceTable } from "../domain/cost";
 import type { FollowUpSettings } from "../domain/follow-up";
-import { nearest } from "./nearest";
+import { unknownKeyFix } from "./unknown-keys";
 
 // `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted
 // additions. Every mapping is strict: a misspelled key is an error with the nearest valid name, never
@@ -212,73 +212,13 @@ function hintFor(field: string, issue: Issue): string {
 
 const README_CONFIG = "see README › Config";
 
-// ── unknown keys ──────────────────────────────────────────────────────────────────────────────
-
-type Walkable = {
-	def: {
-		type: string;
-		shape?: Record<string, Walkable>;
-		innerType?: Walkable;
-		element?: Walkable;
-		valueType?: Walkable;
-		in?: Walkable;
-	};
-};
-
-/** The object schema (if any) a value at `path` is checked against: through defaults, lists, records. */
-function objectAt(schema: Walkable, path: readonly PropertyKey[]): Walkable | undefined {
-	let here: Walkable | undefined = schema;
-	for (let i = 0; here && i <= path.length; ) {
-		const def: Walkable["def"] = here.def;
-		if (def.type === "optional" || def.type === "default" || def.type === "nullable")
-			here = def.innerType;
-		else if (def.type === "pipe") here = def.in;
-		else if (i === path.length) return def.type === "object" ? here : undefined;
-		else {
-			const key = String(path[i++]);
-			if (def.type === "object") here = def.shape?.[key];
-			else if (def.type === "array") here = def.element;
-			else if (def.type === "record") here = def.valueType;
-			else return undefined;
-		}
-	}
-	return undefined;
-}
-
-/** Every field of the schema as `parent.key` (lists as `repos[].key`), for a key in the wrong place. */
-function allFields(schema: Walkable, prefix = ""): string[] {
-	const { def } = schema;
-	const inner = def.innerType ?? def.in ?? def.element;
-	if (inner) return allFields(inner, def.type === "array" ? `${prefix.slice(0, -1)}[].` : prefix);
-	if (def.type !== "object" || !def.shape) return [];
-	return Object.entries(def.shape).flatMap(([k, v]) => [
-		`${prefix}${k}`,
-		...allFields(v, `${prefix}${k}.`),
-	]);
-}
-
-/** "did you mean `x`?" from the keys valid here, else from a field of that name elsewhere. */
-function unknownKeyFix(path: readonly PropertyKey[], key: string): string {
-	const here = Object.keys(objectAt(configSchema as unknown as Walkable, path)?.def.shape ?? {});
-	const near = nearest(key, here);
-	if (near) return `did you mean \`${near}\`?`;
-	const fields = allFields(configSchema as unknown as Walkable);
-	const elsewhere = nearest(
-		key,
-		fields.map((f) => f.slice(f.lastIndexOf(".") + 1)),
-	);
-	const field = elsewhere && fields.find((f) => f.endsWith(`.${elsewhere}`) || f === elsewhere);
-	if (field) return `did you mean \`${field}\`? (it belongs there, not here)`;
-	return `remove it; valid keys here: ${here.join(", ")}`;
-}
-
 function problemsOf(issue: Issue): { field: string; message: string; fix: string }[] {
 	const at = issue.path.map(String);
 	if (issue.code === "unrecognized_keys")
 		return issue.keys.map((key) => ({
 			field: [...at, key].join("."),
 			message: "unknown key",
-			fix: unknownKeyFix(issue.path, key),
+			fix: unknownKeyFix(configSchema, issue.path, key),
 		}));
 	const field = at.join(".");
 	return [{ field, message: issue.message, fix: hintFor(field, issue) }];

@@ -81,9 +81,10 @@ export function openApiDocument(serverUrl?: string) {
 					responses: {
 						202: answer("Queued; the run's id", startedAnswer),
 						400: error(
-							"Not JSON, no issue, an issue over 512 characters or with spaces, or a source other than the configured one",
+							"Not JSON, no issue, an issue that is not a string, over 512 characters or with spaces, or a source other than the configured one",
 						),
 						413: tooLarge,
+						503: error("No config, or an invalid one (`issues` says what is wrong in it)"),
 						...adminOnly,
 					},
 				},

@@ -11,7 +11,10 @@ import { attemptUsageSchema, tokenUsageSchema } from "../domain/usage";
 // document is generated from them, and the contract tests hold the answers to them.
 
 const time = z
-	.union([z.iso.datetime({ offset: true }), z.iso.date()])
+	.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+		error:
+			"expected an ISO 8601 date-time with its zone (2026-01-31T09:00:00Z) or a date (2026-01-31)",
+	})
 	.transform((v) => new Date(v).toISOString())
 	.meta({ description: "ISO 8601 date-time or date (UTC midnight)" });
 
@@ -67,10 +70,26 @@ export const statsQuery = z.object({
 	until: time.optional().meta({ description: "Window end, exclusive (default: now)" }),
 });
 
+const jsonKind = (v: unknown) =>
+	v === null
+		? "null"
+		: Array.isArray(v)
+			? "a list"
+			: typeof v === "object"
+				? "an object"
+				: `a ${typeof v}`;
+const ISSUE_REQUIRED = "issue is required: an id, key (ENG-123) or URL";
+// A number is refused, not read as text: 123 could be GitHub's issue number or a Linear id, and
+// JSON numbers lose digits past 2^53; "123" in quotes says which one is meant.
 const issue = z
-	.union([z.string(), z.number()], { error: "issue is required: an id, key (ENG-123) or URL" })
-	.transform((v) => String(v).trim())
-	.pipe(z.string().min(1, "issue is required: an id, key (ENG-123) or URL"))
+	.string({
+		error: (i) =>
+			i.input === undefined
+				? ISSUE_REQUIRED
+				: `must be a string (an id, key or URL in quotes, e.g. "123"), not ${jsonKind(i.input)}`,
+	})
+	.trim()
+	.pipe(z.string().min(1, ISSUE_REQUIRED))
 	.pipe(issueRefSchema);
 
 export const startBody = z.object({

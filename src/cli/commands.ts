@@ -97,6 +97,60 @@ export const status = defineCommand({
 		}),
 });
 
+const runIdArg = { type: "positional", required: true, description: "The run's id" } as const;
+
+export const cancel = defineCommand({
+	meta: { name: "cancel", description: "Cancel an active run (its tasks are stopped)" },
+	args: { runId: runIdArg, ...connection },
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./actions")).cancelCommand(clientFor(args), args.runId, print),
+		),
+});
+
+export const retry = defineCommand({
+	meta: { name: "retry", description: "Start a finished run's issue again, as a new run" },
+	args: { runId: runIdArg, ...connection },
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./actions")).retryCommand(clientFor(args), args.runId, print),
+		),
+});
+
+export const logs = defineCommand({
+	meta: {
+		name: "logs",
+		description: "A run's timeline with its agents' output (followed to its end with --follow)",
+	},
+	args: {
+		runId: runIdArg,
+		follow: {
+			type: "boolean",
+			alias: "f",
+			description: "Print new entries until the run ends (exit 0 if it succeeded, else 1)",
+		},
+		json: { type: "boolean", description: "One JSON line per entry, as the API has it" },
+		interval: { type: "string", default: "1", description: "Seconds between polls with --follow" },
+		...connection,
+	},
+	run: ({ args }) =>
+		exitWith(async () => {
+			const interval = Number(args.interval);
+			if (!(interval > 0)) throw new CliError("--interval must be a number of seconds > 0");
+			const { logsCommand } = await import("./logs");
+			return logsCommand(
+				clientFor(args),
+				{
+					runId: args.runId,
+					follow: args.follow === true,
+					json: args.json === true,
+					intervalSeconds: interval,
+				},
+				(t) => process.stdout.write(t),
+			);
+		}),
+});
+
 export const doctor = defineCommand({
 	meta: {
 		name: "doctor",

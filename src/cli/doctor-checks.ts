@@ -44,7 +44,7 @@ async function within<T>(ms: number, work: (signal: AbortSignal) => Promise<T>):
 const timedOut = (what: string, where: string): Check => ({
 	ok: false,
 	label: `${what} did not answer within ${TIMEOUT_MS / 1000} s (${where})`,
-	hint: "check the network and the *_API_URL override, then run `lisa doctor` again",
+	hint: "check the network and the *_API_URL override, then run `npx lisa doctor` again",
 });
 
 const reason = (err: unknown) => {

@@ -5,7 +5,7 @@ import { oneLine } from "../domain/redact";
 import { RUN_STATUSES } from "../domain/states";
 import { stepNumber } from "../domain/step-label";
 
-// Pure text for `lisa runs` and `lisa status`: no I/O, no clock (callers pass `now`).
+// Pure text for `lisa runs`, `lisa status` and `lisa logs`: no I/O, no clock (callers pass `now`).
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export function table(header: string[], rows: string[][]): string[] {
@@ -90,6 +90,13 @@ function changeLine(step: StepAnswer): string | undefined {
 export function eventLine(e: EventAnswer, steps: readonly StepAnswer[] = []): string {
 	const step = e.step === undefined ? "" : ` ${stepTag(steps, e.step)}`;
 	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message, 160)}`;
+}
+
+/** One event in full for `lisa logs`: its first line as eventLine's, the rest indented under it. */
+export function logLines(e: EventAnswer): string[] {
+	const step = e.step === undefined ? "" : ` #${e.step}`;
+	const [first = "", ...rest] = e.message.replace(/\s+$/, "").split("\n");
+	return [`${e.at.slice(11, 19)}  ${e.type}${step}  ${first}`, ...rest.map((l) => `    ${l}`)];
 }
 
 /** The run's cost and limit; when it waits for approval, the request and how to answer it. */

@@ -1,9 +1,13 @@
+// First (a bare import, so no sorting moves it): it decides whether citty colours its output.
+import "./plain-output";
 import { defineCommand, runMain } from "citty";
-import { config, doctor, init, runs, status } from "./commands";
+import { cancel, config, doctor, init, logs, retry, runs, status } from "./commands";
 import { CliError, exitWith } from "./exit";
+import { noColorSetHere } from "./plain-output";
 
 // The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+if (noColorSetHere) delete process.env.NO_COLOR;
 
 const start = defineCommand({
 	meta: {
@@ -13,9 +17,15 @@ const start = defineCommand({
 	async run() {
 		// Imported when used: the other commands start faster without the stack's dependencies.
 		const { startLocalStack } = await import("../local/stack");
+		const { withPinnedClis } = await import("../local/pinned-clis");
 		const { banner, readiness } = await import("./doctor");
+		const { agentChecks } = await import("./doctor-checks");
 		const stack = await startLocalStack();
 		const { settings } = stack;
+		const config = stack.deps.config();
+		// The CLIs the tasks will run: on PATH, else the pinned ones in agents/ (README › Quick start).
+		const agents =
+			config.status === "ok" ? agentChecks(config.config, withPinnedClis(process.env)) : [];
 		console.log(
 			banner({
 				url: stack.url,
@@ -24,21 +34,35 @@ const start = defineCommand({
 				readToken: stack.readToken,
 				dataDir: settings.dataDir,
 				agentUids: stack.agentUids,
-				readiness: readiness(settings, stack.deps.config()),
+				readiness: readiness(settings, config, agents),
 			}),
 		);
-		let stopping = false;
-		const shutdown = async (signal: string) => {
-			if (stopping) process.exit(1); // a second signal forces the exit
-			stopping = true;
+		let stopping: number | undefined;
+		const shutdown = async (why: string) => {
+			// One kill can arrive twice: a terminal's Ctrl-C or a kill of the process group reaches
+			// both npm and this process, and npm forwards it. Only a later one forces the exit.
+			if (stopping !== undefined) {
+				if (Date.now() - stopping > 1_000) process.exit(1);
+				return;
+			}
+			stopping = Date.now();
 			console.log(
-				`\n${signal}: stopping (running tasks are stopped and re-driven on the next start)…`,
+				`\n${why}: stopping (running tasks are stopped and re-driven on the next start)…`,
 			);
 			await stack.stop();
 			process.exit(0);
 		};
-		process.on("SIGINT", () => void shutdown("SIGINT"));
-		process.on("SIGTERM", () => void shutdown("SIGTERM"));
+		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+			process.on(signal, () => void shutdown(signal));
+		// `npm start` killed without passing the signal on (SIGHUP, SIGKILL): this process (npm's
+		// child, the script `exec`s it) is re-parented, and stops instead of serving on as an orphan.
+		// Only under npm: started some other way (`nohup node … start &`), its parent may go freely.
+		if (process.env.npm_lifecycle_event) {
+			const parent = process.ppid;
+			setInterval(() => {
+				if (process.ppid !== parent) void shutdown(`npm (process ${parent}) is gone`);
+			}, 1_000).unref();
+		}
 	},
 });
 
@@ -81,7 +105,7 @@ const run = defineCommand({
 
 const main = defineCommand({
 	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
-	subCommands: { start, run, runs, status, doctor, init, config },
+	subCommands: { start, run, runs, status, logs, cancel, retry, doctor, init, config },
 });
 
 runMain(main);

@@ -121,4 +121,15 @@ describe("lisa doctor", () => {
 		expect(stdout).toContain("- agent CLIs: needs a valid config");
 		expect(stdout).toContain("- tracker: needs a valid config");
 	});
+
+	it("fails on a misspelled key, naming the one meant", async () => {
+		const file = await config(
+			"typo.yaml",
+			"repos: [{name: api, url: https://github.com/acme/api.git, valdiate: [npm test]}]\n",
+		);
+		const { code, stdout } = await lisa(["doctor"], { ...w.env, LISA_CONFIG: file });
+		expect(code).toBe(1);
+		expect(stdout).toContain("  - repos.0.valdiate: unknown key — fix: did you mean `validate`?");
+		expect(stdout).not.toContain("fix the fields named above");
+	});
 });

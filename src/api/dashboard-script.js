@@ -197,6 +197,14 @@ export function dashboardMain() {
 		return body;
 	}
 
+	// A link may carry the token in its fragment (`/#token=…`, as `npm run demo` prints it): the
+	// fragment never reaches a server or its logs, and it is taken off the address at once.
+	const linked = new URLSearchParams(location.hash.slice(1)).get("token");
+	if (linked) {
+		localStorage.setItem("lisaToken", linked.trim());
+		history.replaceState(null, "", `${location.pathname}${location.search}`);
+	}
+
 	login.addEventListener("submit", (e) => {
 		e.preventDefault();
 		localStorage.setItem("lisaToken", /** @type {HTMLInputElement} */ ($("token")).value.trim());

@@ -63,7 +63,7 @@ function ready(demo: Demo): string[] {
 	return [
 		"",
 		`The demo is ready: Lisa at ${demo.url}`,
-		`  dashboard:   ${demo.url}/  (it asks for a token once: paste the read-only token)`,
+		`  dashboard:   ${demo.url}/#token=${demo.readToken}`,
 		`  read token:  ${demo.readToken}`,
 		`  admin token: ${demo.apiToken}  (cancel, retry, approve)`,
 		"  try:",

@@ -53,6 +53,16 @@ async function signedIn(
 const row = (page: Page, runId: string) => page.locator(`tr[data-run="${runId}"]`);
 
 describe.skipIf(!hasChromium)("dashboard", () => {
+	it("signs in from a link's #token= fragment, and takes the token off the address", async () => {
+		const page = await browser.newPage();
+		await page.goto(`${w.url()}/?status=failed#token=${w.stack?.readToken}`);
+		await row(page, failed).waitFor();
+		expect(page.url()).toBe(`${w.url()}/?status=failed`);
+		expect(await page.evaluate(() => localStorage.getItem("lisaToken"))).toBe(w.stack?.readToken);
+		expect(await page.locator("#login").isHidden()).toBe(true);
+		await page.close();
+	});
+
 	it("lists runs with badges, repos, provider, PRs and the stats header", async () => {
 		const page = await signedIn();
 		await row(page, ok).waitFor();

@@ -135,7 +135,7 @@ describe("npm run demo -- --keep", () => {
 		expect(readToken).toBeDefined();
 		expect(dir && existsSync(dir)).toBe(true);
 		expect(out).toContain(`LISA_URL=${url} LISA_READ_TOKEN=${readToken} npx lisa runs`);
-		expect(out).toContain(`${url}/`);
+		expect(out).toContain(`  dashboard:   ${url}/#token=${readToken}\n`);
 
 		// The runs, read with the token it printed: two succeeded (one with two PRs), one failed.
 		const get = async (p: string) => {

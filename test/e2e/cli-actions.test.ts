@@ -15,18 +15,12 @@ beforeAll(async () => {
 });
 afterAll(() => w.stop());
 
-async function startRun(title: string, description: string): Promise<string> {
-	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-	expect(res.status).toBe(202);
-	return ((await res.json()) as { runId: string }).runId;
-}
-
 const lines = (text: string) => text.split("\n").filter(Boolean);
 const ESC = "\u001b";
 
 describe("lisa logs", () => {
 	it("--follow prints the timeline with the agent's output as it comes, and exits 0 when the run succeeded", async () => {
-		const id = await startRun("Print something", "lisa-fake: sleep=1");
+		const id = await w.startRun("Print something", "lisa-fake: sleep=1");
 		const { code, stdout, stderr } = await lisa(["logs", id, "--follow", "--interval", "0.2"], env);
 		expect(stderr).toBe("");
 		expect(code).toBe(0);
@@ -55,7 +49,7 @@ describe("lisa logs", () => {
 	});
 
 	it("--follow exits 1 when the run fails", async () => {
-		const id = await startRun("Break", "lisa-fake: exit=3");
+		const id = await w.startRun("Break", "lisa-fake: exit=3");
 		const { code, stdout } = await lisa(["logs", id, "-f", "--interval", "0.2"], env);
 		expect(code).toBe(1);
 		expect(lines(stdout).at(-1)).toMatch(/run\.failed/);
@@ -64,7 +58,7 @@ describe("lisa logs", () => {
 
 describe("lisa cancel and lisa retry", () => {
 	it("cancel stops an active run; retry starts a finished one again; each refusal is Lisa's words, exit 1", async () => {
-		const id = await startRun("Never finishes", "lisa-fake: sleep=60");
+		const id = await w.startRun("Never finishes", "lisa-fake: sleep=60");
 		await w.waitForRun(id, (r) => r.steps[0]?.status === "running");
 
 		const early = await lisa(["retry", id], env);

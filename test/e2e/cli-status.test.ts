@@ -16,12 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => w.stop());
 
-async function startRun(title: string, description: string): Promise<string> {
-	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-	expect(res.status).toBe(202);
-	return ((await res.json()) as { runId: string }).runId;
-}
-
 const lines = (text: string) => text.split("\n").filter(Boolean);
 const RESULT = JSON.stringify({
 	type: "result",
@@ -35,7 +29,7 @@ const RESULT = JSON.stringify({
 describe("lisa status <id> --watch", () => {
 	it("follows a run to its end, printing what changed, and exits 0 when it succeeded", async () => {
 		// The agent reports its cost as Claude Code does, on its `result` line.
-		const id = await startRun(
+		const id = await w.startRun(
 			"Fix login redirect",
 			`lisa-fake: sleep=1\nlisa-fake: stdout=${RESULT}`,
 		);
@@ -78,7 +72,7 @@ describe("lisa status <id> --watch", () => {
 	});
 
 	it("exits 1 when the run fails; --json prints one JSON line per change", async () => {
-		const id = await startRun("Break things", "lisa-fake: sleep=1\nlisa-fake: exit=3");
+		const id = await w.startRun("Break things", "lisa-fake: sleep=1\nlisa-fake: exit=3");
 		ids.failed = id;
 		const { code, stdout } = await lisa(
 			["status", id, "--watch", "--json", "--interval", "0.2"],

@@ -15,20 +15,14 @@ let w: StackWorld;
 let browser: Browser;
 let ok: string;
 let failed: string;
-const start = async (title: string, description = "") =>
-	(
-		(await (await w.sendWebhook(w.createdWebhook(w.issue(title, description)))).json()) as {
-			runId: string;
-		}
-	).runId;
 
 beforeAll(async () => {
 	if (!hasChromium) return;
 	await mkdir(ARTIFACTS, { recursive: true });
 	w = await createStackWorld();
 	browser = await launchChromium();
-	ok = await start(`Render <img src=x onerror="document.title='pwned'"> safely`);
-	failed = await start("Explode", "lisa-fake: stderr=kaboom\nlisa-fake: exit=4");
+	ok = await w.startRun(`Render <img src=x onerror="document.title='pwned'"> safely`);
+	failed = await w.startRun("Explode", "lisa-fake: stderr=kaboom\nlisa-fake: exit=4");
 	await Promise.all([w.waitForRun(ok), w.waitForRun(failed)]);
 });
 afterAll(async () => {

@@ -17,15 +17,12 @@ const start = defineCommand({
 	async run() {
 		// Imported when used: the other commands start faster without the stack's dependencies.
 		const { startLocalStack } = await import("../local/stack");
-		const { withPinnedClis } = await import("../local/pinned-clis");
 		const { banner, readiness } = await import("./doctor");
 		const { agentChecks } = await import("./doctor-checks");
 		const stack = await startLocalStack();
 		const { settings } = stack;
 		const config = stack.deps.config();
-		// The CLIs the tasks will run: on PATH, else the pinned ones in agents/ (README › Quick start).
-		const agents =
-			config.status === "ok" ? agentChecks(config.config, withPinnedClis(process.env)) : [];
+		const agents = config.status === "ok" ? agentChecks(config.config, process.env) : [];
 		console.log(
 			banner({
 				url: stack.url,

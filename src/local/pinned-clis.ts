@@ -7,7 +7,10 @@ export const PINNED_CLIS = fileURLToPath(
 );
 
 /** The PATH the local stack gives its tasks: the user's, then the pinned CLIs. */
-export const withPinnedClis = <E extends Record<string, string | undefined>>(env: E): E => ({
+export const withPinnedClis = <E extends Record<string, string | undefined>>(
+	env: E,
+	pinned = PINNED_CLIS,
+): E => ({
 	...env,
-	PATH: env.PATH ? `${env.PATH}${path.delimiter}${PINNED_CLIS}` : PINNED_CLIS,
+	PATH: env.PATH ? `${env.PATH}${path.delimiter}${pinned}` : pinned,
 });

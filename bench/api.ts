@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { BatchWriteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
+import type { StatsAnswer } from "../src/api/schemas";
 import { parseConfig } from "../src/config/schema";
 import { STATS_FIELDS } from "../src/domain/day-stats";
 import { newRun, newStep, type Run } from "../src/domain/run";
@@ -102,15 +103,6 @@ const CONFIG = parseConfig({
 	})),
 });
 
-interface StatsBody {
-	window: { since: string; until: string };
-	total: number;
-	truncated: boolean;
-	medianDurationSeconds: number | null;
-	cost: { totalUsd: number | null };
-	costPerMergedPr: number | null;
-}
-
 interface Row {
 	call: string;
 	median: number;
@@ -201,7 +193,7 @@ async function main(): Promise<void> {
 	};
 	const page = (b: { runs: unknown[]; nextCursor: string | null }) =>
 		`${b.runs.length} runs${b.nextCursor ? ", more" : ""}`;
-	let stats: StatsBody | undefined;
+	let stats: StatsAnswer | undefined;
 	const rows = [
 		await measure("/api/runs?limit=20", page),
 		await measure("/api/runs?limit=20&status=failed", page),
@@ -210,7 +202,7 @@ async function main(): Promise<void> {
 			`/api/runs?limit=20&repo=docs&since=${new Date(now - 7 * DAY).toISOString()}`,
 			page,
 		),
-		await measure("/api/stats", (b: StatsBody) => {
+		await measure("/api/stats", (b: StatsAnswer) => {
 			stats = b;
 			return `${b.total} runs${b.truncated ? ", truncated" : ""}, $${b.cost.totalUsd?.toFixed(2)}, $${b.costPerMergedPr?.toFixed(2)} a merged PR`;
 		}),

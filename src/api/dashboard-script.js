@@ -216,9 +216,8 @@ export function dashboardMain() {
 	/** @param {string} label @param {Kid} value */
 	const stat = (label, value) =>
 		el("div", { class: "stat" }, el("b", null, value), el("span", null, label));
-	/** "$1.84"; "$0.0123" under a dollar; "–" when unknown. @param {number | null} v */
-	const dollars = (v) =>
-		v == null ? "–" : v >= 1 || v === 0 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
+	/** `money`, or "–" when unknown. @param {number | null} v */
+	const dollars = (v) => (v == null ? "–" : money(v));
 	async function stats() {
 		/** @type {Stats} */
 		const s = await api("/api/stats");

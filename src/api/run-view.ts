@@ -1,3 +1,4 @@
+import { limitOf } from "../domain/budget";
 import { type Cost, runCost, stepCost, sumCosts } from "../domain/cost";
 import { prUrls, type Run, workSteps } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
@@ -14,10 +15,9 @@ export interface RoundSeen {
 	cost: Cost;
 }
 
-/** The run's cost limit: what an approval raised it to, else its config's (the current one before it has a snapshot). */
-function limitOf(run: Run, deps: Pick<ApiDeps, "config">): number | null {
-	if (run.limitUsd !== undefined) return run.limitUsd;
-	if (run.config) return run.config.limits.max_run_cost_usd;
+/** The run's cost limit as the pipeline applies it; before the run has a config snapshot, the current config's. */
+function limitShown(run: Run, deps: Pick<ApiDeps, "config">): number | null {
+	if (run.config) return limitOf(run);
 	const state = deps.config();
 	return state.status === "ok" ? state.config.limits.max_run_cost_usd : null;
 }
@@ -61,7 +61,7 @@ export function runView(
 					]),
 				}
 			: {}),
-		limitUsd: limitOf(run, deps),
+		limitUsd: limitShown(run, deps),
 		repos: [...new Set(work.map((s) => s.repo))],
 		provider: run.steps.findLast((s) => s.provider)?.provider ?? null,
 		durationSeconds: Math.max(0, Math.round((end - Date.parse(run.createdAt)) / 1000)),

@@ -45,7 +45,7 @@ export interface StepReport {
 	/** A follow-up round's outcome: its summary, replies, or that nothing needed changing. */
 	round?: RoundReport;
 	/** The run's cost reached its limit: the task stopped the agent (README › Cost and budgets). */
-	budget?: { spentUsd: number; limitUsd: number };
+	budget?: StepBudget;
 	at: string;
 }
 
@@ -95,6 +95,7 @@ export interface Step {
 	budget?: StepBudget;
 }
 
+/** A run's cost limit and what it had spent: at a step's launch, or when the task stopped its agent. */
 export interface StepBudget {
 	limitUsd: number;
 	spentUsd: number;

@@ -19,20 +19,23 @@ import { sayOnIssueAndPullRequests } from "./report";
 // waits `awaiting_approval` until someone says yes (the API, `/lisa continue`, the Linear session)
 // or the request expires; a day past `limits.daily_budget_usd` keeps new runs queued.
 
+/** The runs of a pull request's follow-up rounds, oldest first (read at once). */
+export async function roundRuns(deps: PipelineDeps, parent: Run): Promise<Run[]> {
+	const runs = await Promise.all(
+		(parent.followUps?.rounds ?? []).map((r) => deps.store.getRun(r.runId)),
+	);
+	return runs.filter((r): r is Run => r !== undefined);
+}
+
 /** What the run may spend: its limit, and what its pull request's other runs spent. */
 export async function moneyOf(deps: PipelineDeps, run: Run): Promise<RunMoney | undefined> {
 	const config = run.config;
 	if (!config) return undefined;
 	const parent = run.parentRunId ? await deps.store.getRun(run.parentRunId) : undefined;
-	let othersUsd = 0;
-	if (parent) {
-		othersUsd += runCost(parent).knownUsd;
-		for (const round of parent.followUps?.rounds ?? []) {
-			if (round.runId === run.runId) continue;
-			const other = await deps.store.getRun(round.runId);
-			if (other) othersUsd += runCost(other).knownUsd;
-		}
-	}
+	const others = parent
+		? [parent, ...(await roundRuns(deps, parent)).filter((r) => r.runId !== run.runId)]
+		: [];
+	const othersUsd = others.reduce((sum, r) => sum + runCost(r).knownUsd, 0);
 	return {
 		costing: costingOf(config, deps.taskSize),
 		limitUsd: limitOf(run, parent),

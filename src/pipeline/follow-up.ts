@@ -30,6 +30,7 @@ import {
 	requestAgain,
 } from "../queue/messages";
 import { approveFrom } from "./approve";
+import { roundRuns } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 import { sayOnIssueAndPullRequests } from "./report";
@@ -161,11 +162,7 @@ async function continueRuns(
 	settings: FollowUpSettings,
 ): Promise<"ignore"> {
 	const who = event.author ?? "someone";
-	const runs = [parent];
-	for (const round of [...(parent.followUps?.rounds ?? [])].reverse()) {
-		const run = await deps.store.getRun(round.runId);
-		if (run) runs.push(run);
-	}
+	const runs = [parent, ...(await roundRuns(deps, parent)).reverse()];
 	const waiting = runs.find((r) => r.status === "awaiting_approval");
 	const why = !mayDrive(event, settings)
 		? `${who} may not approve spending (author_association ${event.association ?? "none"}; see follow_up.allow)`

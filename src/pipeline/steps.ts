@@ -181,11 +181,11 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			parallelSteps: run.config?.limits.parallel_steps ?? 1,
 			retryBackoffSeconds: run.config?.limits.retry_backoff_seconds ?? 0,
 		};
-		const costing = costingOf(run.config, deps.taskSize);
+		const costing = money?.costing ?? costingOf(run.config, deps.taskSize);
 		const decided = decideOnStepFinished(run, msg, now, limits, costing);
 		if (!money) return { ...decided, msg };
 		const stopped = msg.outcome === "failed" && msg.budget ? msg.stepIndex : undefined;
-		return { ...withBudget(run, decided, stopped, { ...money, costing }, now), msg };
+		return { ...withBudget(run, decided, stopped, money, now), msg };
 	});
 	if (!res) {
 		deps.log.warn({ runId: outcome.runId }, "step report for an unknown run ignored");

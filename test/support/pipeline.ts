@@ -8,7 +8,7 @@ import { ulid } from "ulid";
 import { STARTED_BY_PREFIX } from "../../src/config/links";
 import { readSettings } from "../../src/config/settings";
 import type { Plan } from "../../src/domain/plan";
-import { newRun, type Run } from "../../src/domain/run";
+import { newRun, type Run, type StepBudget } from "../../src/domain/run";
 import type { AttemptUsage } from "../../src/domain/usage";
 import { EcsLauncher } from "../../src/launcher/ecs";
 import { createLogger } from "../../src/log";
@@ -208,7 +208,7 @@ export async function pipelineWorld(
 				error?: string;
 				transient?: boolean;
 				usage?: AttemptUsage;
-				budget?: { spentUsd: number; limitUsd: number };
+				budget?: StepBudget;
 			} = {},
 			o: { send?: boolean } = {},
 		) {

@@ -108,14 +108,7 @@ export async function runChain(
 		);
 		const { turns, usage, servedModel } = result.report ?? {};
 		const stopped = watch?.signal.aborted === true;
-		const run: AgentRunUsage = {
-			model: m.spec,
-			// What prices an entry that names no model.
-			...(servedModel && !m.model ? { servedModel } : {}),
-			ok: result.ok && !stopped,
-			turns,
-			usage,
-		};
+		const run = agentRun(m, { ok: result.ok && !stopped, turns, usage, servedModel });
 		ctx.agentRuns.push(run);
 		// Counted now, so a run without a price is said at once (a CLI that reports at the end).
 		ctx.budget?.spent();
@@ -174,6 +167,12 @@ function usageText(report: AgentReport | undefined): string {
 	return parts.length ? `: ${parts.join(", ")}` : "";
 }
 
+/** One agent run as the attempt records it; the model it served prices an entry that names none. */
+function agentRun(m: ModelSpec, run: Omit<AgentRunUsage, "model">): AgentRunUsage {
+	const { servedModel, ...rest } = run;
+	return { model: m.spec, ...(servedModel && !m.model ? { servedModel } : {}), ...rest };
+}
+
 /**
  * Watches one agent run's usage as it streams: aborts it, as a timeout would, once the run's
  * spend passes the limit. The CLI's closing summary stops nothing (no more is asked of the model);
@@ -185,12 +184,7 @@ function liveWatch(budget: BudgetWatch, m: ModelSpec) {
 		signal: controller.signal,
 		onUsage(live: LiveUsage) {
 			if (controller.signal.aborted || live.final) return;
-			const current: AgentRunUsage = {
-				model: m.spec,
-				...(live.servedModel && !m.model ? { servedModel: live.servedModel } : {}),
-				ok: false,
-				usage: live.usage,
-			};
+			const current = agentRun(m, { ok: false, usage: live.usage, servedModel: live.servedModel });
 			if (budget.passed(current)) controller.abort();
 		},
 	};

@@ -1,4 +1,5 @@
 import { usd } from "../../domain/cost";
+import type { StepBudget } from "../../domain/run";
 
 /** What part of the step failed: it decides whether later runs of the repo learn from it. */
 export type FailureKind =
@@ -30,18 +31,13 @@ export class StepFailure extends Error {
 	}
 }
 
-/** What the run had spent when its budget stopped the attempt, and its limit. */
-export interface BudgetSpent {
-	spentUsd: number;
-	limitUsd: number;
-}
-
 /**
  * The run's cost reached `limits.max_run_cost_usd` (README › Cost and budgets): the agent is
  * stopped, nothing is pushed, and the report says what was spent so the pipeline asks for approval.
  */
 export class BudgetStop extends StepFailure {
-	constructor(readonly budget: BudgetSpent) {
+	/** What the run had spent when its budget stopped the attempt, and its limit. */
+	constructor(readonly budget: StepBudget) {
 		super(
 			`stopped: the run's cost reached ${usd(budget.spentUsd)} of its ${usd(budget.limitUsd)} limit (limits.max_run_cost_usd)`,
 			false,

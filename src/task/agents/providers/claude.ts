@@ -57,6 +57,14 @@ const TOOL_SUBJECT = ["command", "file_path", "path", "pattern", "url", "descrip
 const toolLine = (name: string, input: Json): string =>
 	`→ ${name} ${oneLine(toolSubject(input, TOOL_SUBJECT) ?? JSON.stringify(input))}`;
 
+/** An Anthropic API `usage` object (a response's, or the `result`'s main loop) as tokens. */
+const apiUsage = (u: Json): AgentUsage => ({
+	inputTokens: tokens(u.input_tokens),
+	outputTokens: tokens(u.output_tokens),
+	cacheReadTokens: tokens(u.cache_read_input_tokens),
+	cacheWriteTokens: tokens(u.cache_creation_input_tokens),
+});
+
 /** Per token kind, the larger of two counts. */
 const most = (a: AgentUsage, b: AgentUsage): AgentUsage => ({
 	inputTokens: Math.max(a.inputTokens, b.inputTokens),
@@ -91,12 +99,7 @@ export function claudeReader(): OutputReader {
 		const u = obj(message.usage);
 		if (!Object.keys(u).length) return;
 		const id = str(message.id) ?? str(e.uuid) ?? `event-${responses.size}`;
-		const now: AgentUsage = {
-			inputTokens: tokens(u.input_tokens),
-			outputTokens: tokens(u.output_tokens),
-			cacheReadTokens: tokens(u.cache_read_input_tokens),
-			cacheWriteTokens: tokens(u.cache_creation_input_tokens),
-		};
+		const now = apiUsage(u);
 		const before = responses.get(id);
 		responses.set(id, before ? most(before, now) : now);
 		servedModel ??= str(message.model);
@@ -106,7 +109,6 @@ export function claudeReader(): OutputReader {
 	const usage = (): AgentUsage | undefined => {
 		if (!result) return responses.size ? streamed() : undefined;
 		const models = Object.values(obj(result.modelUsage)).map(obj);
-		const u = obj(result.usage);
 		// `usage` counts the main loop only; `modelUsage` every model the run called.
 		const reported = models.length
 			? sumUsage(
@@ -117,12 +119,7 @@ export function claudeReader(): OutputReader {
 						cacheWriteTokens: tokens(m.cacheCreationInputTokens),
 					})),
 				)
-			: {
-					inputTokens: tokens(u.input_tokens),
-					outputTokens: tokens(u.output_tokens),
-					cacheReadTokens: tokens(u.cache_read_input_tokens),
-					cacheWriteTokens: tokens(u.cache_creation_input_tokens),
-				};
+			: apiUsage(obj(result.usage));
 		const cost = result.total_cost_usd;
 		return {
 			...most(reported, streamed()),

@@ -185,6 +185,10 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		const store = w.stack?.deps.store;
 		if (!store || !w.stack) throw new Error("no stack");
 		const now = new Date().toISOString();
+		// Planned under a $5 limit: the run's config snapshot says so, as the pipeline's would.
+		const current = w.stack.deps.config();
+		if (current.status !== "ok") throw new Error("the stack's config does not load");
+		const config = { ...current.config, limits: { ...current.config.limits, max_run_cost_usd: 5 } };
 		const attempt = (n: number, model: number | null, compute: number): StepAttemptUsage => ({
 			attempt: n,
 			runs: [],
@@ -208,7 +212,7 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 			}),
 			title: "A costly change",
 			status: "awaiting_approval",
-			limitUsd: 5,
+			config,
 			steps: [
 				{ ...planStep(0), status: "succeeded", usage: [attempt(1, 0.25, 0.01)] },
 				{

@@ -4,6 +4,8 @@ import { NO_COST } from "../domain/cost";
 import {
 	changedLines,
 	duration,
+	eventLine,
+	logLines,
 	overview,
 	redraw,
 	runDetail,
@@ -113,6 +115,27 @@ describe("formatting", () => {
 			// The step as every view numbers it (src/domain/step-label.ts): the index 1 is step 1.
 			"    10:00:02  step.launched #1  step 1 (api) attempt 2 started as t-1",
 		]);
+	});
+
+	it("lisa logs numbers steps as every view does, and prints an agent's output without its escape codes", () => {
+		const steps = [
+			step({ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 }),
+			step({ index: 1, repo: "api", status: "running", attempt: 1 }),
+		];
+		const ESC = "\u001b";
+		const output = {
+			id: "e1",
+			at: "2025-01-01T10:00:01.000Z",
+			type: "agent.output",
+			step: 1,
+			// What an agent (steered by an issue's text) could print to take over a reader's terminal.
+			message: `${ESC}[32mok${ESC}[0m\r\n${ESC}]52;c;cGF5bG9hZA==\u0007${ESC}[2Jdone\n`,
+		};
+		expect(logLines(output, steps)).toEqual(["10:00:01  agent.output #1  ok", "    done"]);
+		expect(logLines({ ...output, step: 0, message: "planned" }, steps)).toEqual([
+			"10:00:01  agent.output plan  planned",
+		]);
+		expect(eventLine(output, steps)).toBe("10:00:01  agent.output #1  ok done");
 	});
 
 	it("a step's line is followed by what its pull request changed and its title, on one line", () => {

@@ -1,6 +1,7 @@
 import type { EventAnswer, RunAnswer, StatsAnswer, StepAnswer } from "../api/schemas";
 import { changesLine, cleanTitle } from "../domain/changes";
 import { costLine, usd } from "../domain/cost";
+import { printable } from "../domain/printable";
 import { oneLine } from "../domain/redact";
 import { RUN_STATUSES } from "../domain/states";
 import { stepNumber } from "../domain/step-label";
@@ -87,16 +88,21 @@ function changeLine(step: StepAnswer): string | undefined {
 	return parts.length ? parts.join(" · ") : undefined;
 }
 
-export function eventLine(e: EventAnswer, steps: readonly StepAnswer[] = []): string {
+/** `10:00:01  step.launched #1  `: when, what and which step an event is. */
+function eventHead(e: EventAnswer, steps: readonly StepAnswer[]): string {
 	const step = e.step === undefined ? "" : ` ${stepTag(steps, e.step)}`;
-	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message, 160)}`;
+	return `${e.at.slice(11, 19)}  ${e.type}${step}  `;
+}
+
+// An event's message is partly others' text (an agent's output): printed without its escape codes.
+export function eventLine(e: EventAnswer, steps: readonly StepAnswer[] = []): string {
+	return `${eventHead(e, steps)}${oneLine(printable(e.message), 160)}`;
 }
 
 /** One event in full for `lisa logs`: its first line as eventLine's, the rest indented under it. */
-export function logLines(e: EventAnswer): string[] {
-	const step = e.step === undefined ? "" : ` #${e.step}`;
-	const [first = "", ...rest] = e.message.replace(/\s+$/, "").split("\n");
-	return [`${e.at.slice(11, 19)}  ${e.type}${step}  ${first}`, ...rest.map((l) => `    ${l}`)];
+export function logLines(e: EventAnswer, steps: readonly StepAnswer[]): string[] {
+	const [first = "", ...rest] = printable(e.message).replace(/\s+$/, "").split("\n");
+	return [`${eventHead(e, steps)}${first}`, ...rest.map((l) => `    ${l}`)];
 }
 
 /** The run's cost and limit; when it waits for approval, the request and how to answer it. */

@@ -29,7 +29,7 @@ export async function logsCommand(
 		printed = timeline.events.length;
 		if (fresh.length)
 			write(
-				`${fresh.flatMap((e) => (opts.json ? [JSON.stringify(e)] : logLines(e))).join("\n")}\n`,
+				`${fresh.flatMap((e) => (opts.json ? [JSON.stringify(e)] : logLines(e, run.steps))).join("\n")}\n`,
 			);
 	};
 	await timeline.poll();

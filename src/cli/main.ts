@@ -3,11 +3,11 @@ import "./plain-output";
 import { defineCommand, runMain } from "citty";
 import { cancel, config, doctor, init, logs, retry, runs, status } from "./commands";
 import { CliError, exitWith } from "./exit";
-import { noColorSetHere } from "./plain-output";
+import { restoreNoColor } from "./plain-output";
 
 // The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-if (noColorSetHere) delete process.env.NO_COLOR;
+restoreNoColor();
 
 const start = defineCommand({
 	meta: {

@@ -2,9 +2,12 @@
 // "1", deciding once when it is imported; the convention (no-color.org) is any non-empty NO_COLOR,
 // and output that is not a terminal (a pipe, a file) gets no escape codes either.
 
-const plain =
-	!!process.env.NO_COLOR || process.stdout.isTTY !== true || process.stderr.isTTY !== true;
+const before = process.env.NO_COLOR;
+const plain = !!before || process.stdout.isTTY !== true || process.stderr.isTTY !== true;
+if (plain) process.env.NO_COLOR = "1";
 
-/** NO_COLOR was set only for citty's import; main.ts takes it back so child processes do not inherit it. */
-export const noColorSetHere = plain && process.env.NO_COLOR !== "1";
-if (noColorSetHere) process.env.NO_COLOR = "1";
+/** NO_COLOR as it was before citty's import: child processes see the user's own setting. */
+export function restoreNoColor(): void {
+	if (before === undefined) delete process.env.NO_COLOR;
+	else process.env.NO_COLOR = before;
+}

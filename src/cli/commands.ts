@@ -23,6 +23,14 @@ const connection = {
 const clientFor = (args: { url?: string; token?: string }) =>
 	new LisaClient(resolveConnection(args, process.env));
 
+/** An `--interval`: seconds between polls, more than none and at most a day (a timer's range). */
+export function intervalSeconds(text: string): number {
+	const seconds = Number(text);
+	if (!(seconds > 0 && seconds <= 86_400))
+		throw new CliError(`--interval must be a number of seconds > 0 and ≤ 86400 (got "${text}")`);
+	return seconds;
+}
+
 export const runs = defineCommand({
 	meta: { name: "runs", description: "List runs, newest first" },
 	args: {
@@ -77,8 +85,7 @@ export const status = defineCommand({
 	},
 	run: ({ args }) =>
 		exitWith(async () => {
-			const interval = Number(args.interval);
-			if (!(interval > 0)) throw new CliError("--interval must be a number of seconds > 0");
+			const interval = intervalSeconds(args.interval);
 			const { statusCommand } = await import("./status");
 			return statusCommand(
 				clientFor(args),
@@ -135,8 +142,7 @@ export const logs = defineCommand({
 	},
 	run: ({ args }) =>
 		exitWith(async () => {
-			const interval = Number(args.interval);
-			if (!(interval > 0)) throw new CliError("--interval must be a number of seconds > 0");
+			const interval = intervalSeconds(args.interval);
 			const { logsCommand } = await import("./logs");
 			return logsCommand(
 				clientFor(args),

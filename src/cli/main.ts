@@ -1,7 +1,17 @@
 // First (a bare import, so no sorting moves it): it decides whether citty colours its output.
 import "./plain-output";
 import { defineCommand, runMain } from "citty";
-import { cancel, config, doctor, init, logs, retry, runs, status } from "./commands";
+import {
+	cancel,
+	config,
+	doctor,
+	init,
+	intervalSeconds,
+	logs,
+	retry,
+	runs,
+	status,
+} from "./commands";
 import { CliError, exitWith } from "./exit";
 import { restoreNoColor } from "./plain-output";
 
@@ -79,12 +89,10 @@ const run = defineCommand({
 	},
 	run: ({ args }) =>
 		exitWith(async () => {
-			const limit = Number.parseInt(args.limit, 10);
-			const interval = Number(args.interval);
-			if (!Number.isInteger(limit) || limit < 0 || !(interval > 0))
-				throw new CliError(
-					"--limit must be a whole number ≥ 0 and --interval a number of seconds > 0",
-				);
+			const limit = Number(args.limit);
+			if (!Number.isInteger(limit) || limit < 0)
+				throw new CliError(`--limit must be a whole number ≥ 0 (got "${args.limit}")`);
+			const interval = intervalSeconds(args.interval);
 			const { runCommand } = await import("./run");
 			return runCommand(
 				{

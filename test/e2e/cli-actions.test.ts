@@ -55,6 +55,21 @@ describe("lisa logs", () => {
 		expect(code).toBe(1);
 		expect(lines(stdout).at(-1)).toMatch(/run\.failed/);
 	});
+
+	it("refuses an --interval that is not a number of seconds a timer can wait, before asking Lisa", async () => {
+		for (const [command, flag] of [
+			["logs", "--follow"],
+			["status", "--watch"],
+		] as const)
+			for (const interval of ["0", "soon", "Infinity", "1e9"]) {
+				const out = await lisa([command, ulid(), flag, "--interval", interval], env);
+				expect(out).toMatchObject({
+					code: 1,
+					stdout: "",
+					stderr: `--interval must be a number of seconds > 0 and ≤ 86400 (got "${interval}")\n`,
+				});
+			}
+	});
 });
 
 describe("lisa cancel and lisa retry", () => {

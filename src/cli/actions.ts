@@ -1,10 +1,8 @@
 import type { LisaClient } from "./client";
+import { runPath } from "./timeline";
 
 // `lisa cancel <run>` and `lisa retry <run>`: POST /api/runs/:id/cancel and /retry (README › HTTP
 // API). Lisa's refusals (already finished, still running, a read-only token) are printed as it says them.
-
-const runPath = (runId: string, action: string) =>
-	`/api/runs/${encodeURIComponent(runId)}/${action}`;
 
 export async function cancelCommand(
 	client: LisaClient,

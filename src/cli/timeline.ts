@@ -5,6 +5,10 @@ import type { LisaClient } from "./client";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** `/api/runs/<id>`, or a path under it (`events`, `cancel`): the id as a path segment. */
+export const runPath = (runId: string, under?: string) =>
+	`/api/runs/${encodeURIComponent(runId)}${under ? `/${under}` : ""}`;
+
 /** The run's timeline, read incrementally: each poll resumes from the last page it read. */
 export class Timeline {
 	readonly events: EventAnswer[] = [];
@@ -17,7 +21,7 @@ export class Timeline {
 	) {}
 
 	async poll(): Promise<void> {
-		const path = `/api/runs/${encodeURIComponent(this.runId)}/events`;
+		const path = runPath(this.runId, "events");
 		for (;;) {
 			const { body } = await this.client.get<EventsAnswer>(
 				path,
@@ -49,5 +53,5 @@ export class Timeline {
 }
 
 export function getRun(client: LisaClient, runId: string) {
-	return client.get<RunAnswer>(`/api/runs/${encodeURIComponent(runId)}`, {}, `no run ${runId}`);
+	return client.get<RunAnswer>(runPath(runId), {}, `no run ${runId}`);
 }

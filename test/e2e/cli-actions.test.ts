@@ -128,9 +128,12 @@ describe("lisa cancel and lisa retry", () => {
 				code: 1,
 				stderr: `no run ${unknown}\n`,
 			});
-			const bad = await lisa([command, "NOPE"], env);
-			expect(bad.code).toBe(1);
-			expect(bad.stderr).toMatch(/^Lisa answered 400: invalid request; id: must be a run id/);
+			// An id is one path segment: "../stats/rebuild" must not reach POST /api/stats/rebuild.
+			for (const id of ["NOPE", "../stats/rebuild"]) {
+				const bad = await lisa([command, id], env);
+				expect(bad.code).toBe(1);
+				expect(bad.stderr).toMatch(/^Lisa answered 400: invalid request; id: must be a run id/);
+			}
 			const port = await closedPort();
 			const none = await lisa([command, unknown, "--url", `http://127.0.0.1:${port}`], env);
 			expect(none).toMatchObject({

@@ -1,5 +1,5 @@
 // Imported by main.ts before citty. citty colours its help and errors unless NO_COLOR is exactly
-// "1", deciding once when it is imported; the convention (no-color.org) is any non-empty NO_COLOR,
+// "1", deciding once when it is imported; Lisa honours any non-empty NO_COLOR (README › Command line),
 // and output that is not a terminal (a pipe, a file) gets no escape codes either.
 
 const before = process.env.NO_COLOR;

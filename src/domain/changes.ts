@@ -10,14 +10,14 @@ export const MAX_CHANGE_PATH = 300;
 /** The longest title a step reports (GitHub's own limit is 256). */
 export const MAX_PR_TITLE = 256;
 
-export const fileChangeSchema = z.object({
+const fileChangeSchema = z.object({
 	path: z.string().min(1).max(MAX_CHANGE_PATH),
 	additions: z.number().int().min(0),
 	deletions: z.number().int().min(0),
 	/** Git counts no lines in a binary file: additions and deletions are 0. */
 	binary: z.literal(true).optional(),
 });
-export type FileChange = z.infer<typeof fileChangeSchema>;
+type FileChange = z.infer<typeof fileChangeSchema>;
 
 export const stepChangesSchema = z.object({
 	files: z.number().int().min(0),

@@ -138,6 +138,32 @@ describe("formatting", () => {
 		expect(eventLine(output, steps)).toBe("10:00:01  agent.output #1  ok done");
 	});
 
+	it("a run's detail prints the tracker's title and the errors without their escape codes", () => {
+		const ESC = "\u001b";
+		// An issue's title is whoever filed it; an error quotes what an agent printed.
+		const lines = runDetail(
+			run({
+				title: `Fix ${ESC}]0;pwned\u0007it${ESC}[2J`,
+				status: "failed",
+				error: `claude exited: ${ESC}[31mboom${ESC}[0m`,
+				steps: [
+					step({
+						index: 0,
+						repo: "api",
+						status: "failed",
+						attempt: 1,
+						error: `${ESC}[1Aover\rwrite`,
+					}),
+				],
+			}),
+			[],
+		);
+		for (const control of [ESC, "\r", "\u0007"]) expect(lines.join("\n")).not.toContain(control);
+		expect(lines[0]).toContain('ENG-7 "Fix it"');
+		expect(lines).toContain("  error: claude exited: boom");
+		expect(lines.find((l) => l.includes("#1"))).toMatch(/error: overwrite$/);
+	});
+
 	it("a step's line is followed by what its pull request changed and its title, on one line", () => {
 		const lines = runDetail(
 			run({

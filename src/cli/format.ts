@@ -34,6 +34,10 @@ export function runDuration(run: Pick<RunAnswer, "createdAt" | "finishedAt">, no
 	return duration((end - Date.parse(run.createdAt)) / 1000);
 }
 
+// An issue's title, an error, an event's message are partly others' text (the tracker's, an
+// agent's output): printed on one line without their escape codes, which could take over a terminal.
+const shown = (text: string, max: number) => oneLine(printable(text), max);
+
 const issueName = (run: Pick<RunAnswer, "issueKey" | "issueId">) => run.issueKey ?? run.issueId;
 const codeSteps = (run: RunAnswer) => run.steps.filter((s) => s.kind !== "plan");
 const unique = (xs: (string | undefined)[]) => [...new Set(xs.filter((x): x is string => !!x))];
@@ -73,7 +77,7 @@ function stepLine(steps: readonly StepAnswer[], step: StepAnswer, repoWidth: num
 		// A step no attempt of which ended has cost nothing yet.
 		(step.usage?.length ? usd(step.cost.totalUsd) : "-").padEnd(8),
 		where,
-		step.error ? `error: ${oneLine(step.error, 160)}` : "",
+		step.error ? `error: ${shown(step.error, 160)}` : "",
 	]
 		.join("  ")
 		.trimEnd();
@@ -94,9 +98,8 @@ function eventHead(e: EventAnswer, steps: readonly StepAnswer[]): string {
 	return `${e.at.slice(11, 19)}  ${e.type}${step}  `;
 }
 
-// An event's message is partly others' text (an agent's output): printed without its escape codes.
 export function eventLine(e: EventAnswer, steps: readonly StepAnswer[] = []): string {
-	return `${eventHead(e, steps)}${oneLine(printable(e.message), 160)}`;
+	return `${eventHead(e, steps)}${shown(e.message, 160)}`;
 }
 
 /** One event in full for `lisa logs`: its first line as eventLine's, the rest indented under it. */
@@ -139,7 +142,7 @@ export function runDetail(
 		apiUrl,
 	}: { recent?: number /** Lisa's URL, for the approve command. */; apiUrl?: string } = {},
 ): string[] {
-	const title = run.title ? ` "${run.title}"` : "";
+	const title = run.title ? ` "${shown(run.title, 200)}"` : "";
 	// No clock here: a watched run's header changes only when the run does.
 	const when = run.finishedAt
 		? `took ${runDuration(run, new Date(run.finishedAt))}`
@@ -148,7 +151,7 @@ export function runDetail(
 		`run ${run.id}  ${run.status}  ${run.source} ${issueName(run)}${title}  (${run.trigger}, ${when})`,
 	];
 	if (run.url) lines.push(`  issue: ${run.url}`);
-	if (run.error) lines.push(`  error: ${oneLine(run.error, 300)}`);
+	if (run.error) lines.push(`  error: ${shown(run.error, 300)}`);
 	lines.push(...costLines(run, apiUrl));
 	if (run.prUrls.length) lines.push(`  PRs:   ${run.prUrls.join(" ")}`);
 	if (run.parentRunId) lines.push(`  round: ${run.round?.number ?? "?"} of run ${run.parentRunId}`);
@@ -162,7 +165,7 @@ export function runDetail(
 	for (const p of run.pendingFollowUps)
 		lines.push(`  next round: ${p.trigger} at ${p.dueAt.slice(11, 19)} on ${p.prUrl}`);
 	if (run.followUpsStopped)
-		lines.push(`  CI rounds stopped: ${oneLine(run.followUpsStopped.reason, 300)}`);
+		lines.push(`  CI rounds stopped: ${shown(run.followUpsStopped.reason, 300)}`);
 	if (run.steps.length) {
 		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 1 : s.repo.length)));
 		lines.push("  steps:");

@@ -3,7 +3,7 @@ import { readSettings } from "../config/settings";
 import { LisaClient, resolveConnection } from "./client";
 import { CliError, exitWith } from "./exit";
 
-// The commands that inspect or set up Lisa (`start` and `run` are in main.ts). Each imports its
+// The commands that inspect, act on or set up Lisa (`start` and `run` are in main.ts). Each imports its
 // implementation when it runs, so no command pays for another's dependencies (the SDKs, yaml).
 
 const print = (line: string) => console.log(line);

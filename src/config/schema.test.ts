@@ -173,6 +173,14 @@ repos:
 			/remove it; valid keys here: source, provider, models, .*repos, limits/,
 		);
 		expect(problems).toHaveLength(10);
+		const empty = problemsOf(`${minimal}"": 1\nlimits: {"": 2}`);
+		expect(empty).toHaveLength(2);
+		expect(empty).toEqual(
+			expect.arrayContaining([
+				expect.stringMatching(/^"": unknown key — fix: remove it; valid keys here: source, /),
+				expect.stringMatching(/^limits\."": unknown key — fix: remove it; valid keys here: max_/),
+			]),
+		);
 	});
 
 	it("still accepts every key it accepts as an alias (the original CLI's)", () => {

@@ -216,7 +216,8 @@ function problemsOf(issue: Issue): { field: string; message: string; fix: string
 	const at = issue.path.map(String);
 	if (issue.code === "unrecognized_keys")
 		return issue.keys.map((key) => ({
-			field: [...at, key].join("."),
+			// An empty key is named as written (`""`), not taken for the whole file.
+			field: [...at, key || '""'].join("."),
 			message: "unknown key",
 			fix: unknownKeyFix(configSchema, issue.path, key),
 		}));

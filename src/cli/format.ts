@@ -36,7 +36,7 @@ export function runDuration(run: Pick<RunAnswer, "createdAt" | "finishedAt">, no
 
 // An issue's title, an error, an event's message are partly others' text (the tracker's, an
 // agent's output): printed on one line without their escape codes, which could take over a terminal.
-const shown = (text: string, max: number) => oneLine(printable(text), max);
+export const shown = (text: string, max: number) => oneLine(printable(text), max);
 
 const issueName = (run: Pick<RunAnswer, "issueKey" | "issueId">) => run.issueKey ?? run.issueId;
 const codeSteps = (run: RunAnswer) => run.steps.filter((s) => s.kind !== "plan");

@@ -72,4 +72,19 @@ describe("lisa run", () => {
 			`feat/${next.identifier.toLowerCase()}-fix-login-redirect`,
 		]);
 	});
+
+	it("prints an issue's title without the escape codes its author put in it", async () => {
+		const ESC = "\u001b";
+		const issue = w.linear.addIssue({
+			teamKey: "ENG",
+			title: `Fix ${ESC}]0;pwned\u0007the ${ESC}[2Jbug`,
+			state: "Todo",
+			labels: ["lisa"],
+			priority: 1,
+		});
+		const { code, out } = await lisa(["run", "--dry-run"], w.env);
+		expect(code).toBe(0);
+		expect(out).toContain(`[dry-run] Next issue: ${issue.identifier} "Fix the bug"`);
+		expect(out).not.toContain(ESC);
+	});
 });

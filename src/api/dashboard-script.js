@@ -258,6 +258,26 @@ export function dashboardMain() {
 	const uplot = () =>
 		/** @type {typeof UPlot | undefined} */ (/** @type {{ uPlot?: unknown }} */ (window).uPlot);
 	let chartsKey = "";
+	/** The charts drawn, resized with the window (each keeps its data). @type {UPlot[]} */
+	let plots = [];
+	// Side by side (4 on a wall, else 2): each card adds its padding and border (18 px) to the plot.
+	const chartSize = (/** @type {Element} */ box) => {
+		const across = wall ? 4 : 2;
+		return {
+			width: Math.max(260, Math.floor((box.clientWidth - (across - 1) * 14) / across) - 18),
+			height: wall ? 220 : 170,
+		};
+	};
+	let resizing = false;
+	window.addEventListener("resize", () => {
+		if (resizing || !plots.length) return;
+		resizing = true;
+		requestAnimationFrame(() => {
+			resizing = false;
+			const box = found("charts");
+			if (box) for (const p of plots) p.setSize(chartSize(box));
+		});
+	});
 	/** Runs per day by outcome, success rate, time to PR and spend per day (README › Dashboard). @param {Stats} s */
 	function charts(s) {
 		const box =
@@ -284,10 +304,9 @@ export function dashboardMain() {
 		const cancelled = zero(n((d) => d.cancelled));
 		const other = zero(n((d) => d.runs - d.succeeded - d.failed - d.cancelled));
 		const bars = Plot.paths.bars ? Plot.paths.bars({ size: [0.7, 40] }) : undefined;
-		// Side by side (4 on a wall, else 2): each card adds its padding and border (18 px) to the plot.
-		const across = wall ? 4 : 2;
-		const width = Math.max(260, Math.floor((box.clientWidth - (across - 1) * 14) / across) - 18);
-		const height = wall ? 220 : 170;
+		const size = chartSize(box);
+		for (const p of plots) p.destroy();
+		plots = [];
 		/**
 		 * One chart: its title, and its series over the days. Stacked bars are drawn as sums, the
 		 * tallest first; the legend says each series' own number.
@@ -299,10 +318,9 @@ export function dashboardMain() {
 		const chart = (id, title, series, fmt, top) => {
 			const div = el("div", { class: "chart", id }, el("h4", null, title));
 			const raw = series.map((se) => se.shown || se.values);
-			new Plot(
+			const plot = new Plot(
 				{
-					width,
-					height,
+					...size,
 					legend: { show: true },
 					cursor: { drag: { x: false, y: false } },
 					// Half a day either side, so the first and last days' bars show whole.
@@ -335,6 +353,7 @@ export function dashboardMain() {
 				[x, ...series.map((se) => se.values)],
 				div,
 			);
+			plots.push(plot);
 			return div;
 		};
 		const sum = (/** @type {number[][]} */ ...lists) =>

@@ -337,6 +337,20 @@ describe.skipIf(!hasChromium)("the wall view and the charts", () => {
 		await expect.poll(() => legend("chart-runs", "succeeded")).toBe(String(today?.succeeded));
 		expect(await legend("chart-runs", "failed")).toBe(String(today?.failed));
 		await page.screenshot({ path: `${ARTIFACTS}dashboard-charts.png`, fullPage: true });
+		// A narrower window: the charts shrink to stay two side by side within it (drawn at 1280 px,
+		// they would wrap one under the other and run past its edge).
+		const card = async (id: string) => {
+			const b = await page.locator(`#${id}`).boundingBox();
+			if (!b) throw new Error(`no #${id}`);
+			return b;
+		};
+		const wide = await card("chart-runs");
+		await page.setViewportSize({ width: 800, height: 800 });
+		await expect.poll(async () => (await card("chart-runs")).width).toBeLessThan(wide.width);
+		const [left, right] = [await card("chart-runs"), await card("chart-success")];
+		expect(right.y).toBe(left.y);
+		expect(right.x + right.width).toBeLessThanOrEqual(800);
+		expect(await page.locator("#charts canvas").count()).toBe(4);
 		expect(errors).toEqual([]);
 		await page.close();
 	});

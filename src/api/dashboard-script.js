@@ -176,7 +176,12 @@ export function dashboardMain() {
 	const token = () => localStorage.getItem("lisaToken");
 	const auth = () => ({ authorization: `Bearer ${token()}` });
 	class Unauthorized extends Error {}
+	// A refused token signs the page out: what it still had under way (the run's stream, a list or
+	// stats request) stops, and nothing is drawn again under the login form.
+	const signedOut = new AbortController();
+	const out = () => signedOut.signal.aborted;
 	function unauthorized() {
+		signedOut.abort();
 		localStorage.removeItem("lisaToken");
 		login.hidden = false;
 		view.replaceChildren();
@@ -190,7 +195,10 @@ export function dashboardMain() {
 	 * @returns {Promise<T>}
 	 */
 	async function api(path, init) {
-		const res = await fetch(path, Object.assign({}, init, { headers: auth() }));
+		const res = await fetch(
+			path,
+			Object.assign({}, init, { headers: auth(), signal: signedOut.signal }),
+		);
 		if (res.status === 401) throw unauthorized();
 		const body = await res.json().catch(() => ({}));
 		if (!res.ok) throw new Error(body.error || res.statusText);
@@ -566,14 +574,14 @@ export function dashboardMain() {
 	/** @param {string} id @param {RunState} state @param {() => void} draw */
 	async function follow(id, state, draw) {
 		let retry = 2000;
-		for (;;) {
+		while (!out()) {
 			/** @type {Record<string, string>} */
 			const headers = auth();
 			if (state.lastId) headers["last-event-id"] = state.lastId;
 			/** @type {Response} */
 			let res;
 			try {
-				res = await fetch(`/api/runs/${id}/stream`, { headers });
+				res = await fetch(`/api/runs/${id}/stream`, { headers, signal: signedOut.signal });
 			} catch {
 				await sleep(retry);
 				continue;
@@ -816,7 +824,7 @@ export function dashboardMain() {
 	/** @param {RunState} state */
 	function drawRun(state) {
 		const r = state.run;
-		if (!r) return;
+		if (!r || out()) return;
 		if (!found("heading")) runSkeleton(state);
 		const active = ACTIVE.includes(r.status);
 		const c = r.cost;
@@ -1078,7 +1086,7 @@ export function dashboardMain() {
 	// ── start ───────────────────────────────────────────────────────────────────────────────
 	/** @param {unknown} err */
 	function shown(err) {
-		if (err instanceof Unauthorized) return;
+		if (err instanceof Unauthorized || out()) return;
 		const box = found("failure") || view.appendChild(el("p", { class: "error", id: "failure" }));
 		box.textContent = /** @type {Error} */ (err).message;
 	}

@@ -218,6 +218,35 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 	});
 });
 
+describe.skipIf(!hasChromium)("a token refused while the page is open", () => {
+	it("signs the page out: the run's stream stops and nothing is drawn under the login form", async () => {
+		const run = await seeded("running", [
+			{ ...newStep(0, "api"), ...underWay(), agentState: "in_progress", provider: "claude" },
+		]);
+		const page = await browser.newPage();
+		await page.clock.install();
+		await page.addInitScript((t) => localStorage.setItem("lisaToken", t), w.stack?.readToken ?? "");
+		await page.goto(`${w.url()}/runs/${run.runId}`);
+		await page.locator("#heading").waitFor();
+		await expect.poll(() => page.locator("#live").textContent()).toBe("· live");
+		// The token is revoked: the stats header's next refresh (every 15 s) is refused.
+		await page.route("**/api/stats", (r) =>
+			r.fulfill({ status: 401, contentType: "application/json", body: '{"error":"unauthorized"}' }),
+		);
+		await page.clock.fastForward("00:16");
+		await page.locator("#login").waitFor();
+		// The run goes on and the page's clock too (its elapsed time is redrawn each second): the
+		// page stays signed out, its stream closed.
+		await output(run.runId, 1, 3);
+		await page.clock.fastForward("00:05");
+		expect(await page.locator("#view").evaluate((v) => v.childElementCount)).toBe(0);
+		expect(await page.locator("#heading, #output").count()).toBe(0);
+		await expect.poll(() => page.locator("#live").textContent()).toBe("");
+		expect(await page.evaluate(() => localStorage.getItem("lisaToken"))).toBeNull();
+		await page.close();
+	});
+});
+
 describe.skipIf(!hasChromium)("the wall view and the charts", () => {
 	it("fills a wide screen in large type, active runs first with what they are doing", async () => {
 		const planning = await seeded(

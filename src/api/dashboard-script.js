@@ -153,6 +153,14 @@ export function dashboardMain() {
 	/** "$1.84", "$0.0123" under a dollar (src/domain/cost.ts `usd`). */
 	const money = (/** @type {number} */ v) =>
 		v >= 1 || v === 0 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
+	/** The tokens a cost counts, all kinds. @param {Cost} c */
+	const tokensOf = (c) =>
+		c.tokens.input + c.tokens.output + c.tokens.cacheRead + c.tokens.cacheWrite;
+	/**
+	 * How an error is shown: a cancellation is what a person asked for, said plainly, not in red.
+	 * @param {string} status
+	 */
+	const errorClass = (status) => (status === "cancelled" ? "muted reason" : "error");
 	/**
 	 * A cost as text: "unknown" (never $0) when some agent run's cost is unknown, with what is
 	 * known and why as its tooltip; "–" when nothing ran yet.
@@ -165,8 +173,7 @@ export function dashboardMain() {
 				{ class: "unknown", title: `at least ${money(c.knownUsd)}; ${c.unknown.join("; ")}` },
 				"unknown",
 			);
-		const t = c.tokens;
-		const ran = c.agentSeconds > 0 || t.input + t.output + t.cacheRead + t.cacheWrite > 0;
+		const ran = c.agentSeconds > 0 || tokensOf(c) > 0;
 		return el("span", null, ran || c.totalUsd > 0 ? money(c.totalUsd) : "–");
 	}
 	const prLinks = (/** @type {string[]} */ urls) =>
@@ -453,16 +460,6 @@ export function dashboardMain() {
 		repo.addEventListener("change", apply);
 		return el("div", { class: "filters" }, status, repo);
 	}
-	/**
-	 * A run's error; a cancellation is what a person asked for, said plainly, not as an error.
-	 * @param {Run} r @param {number} [max]
-	 */
-	const why = (r, max) => {
-		const text = r.error ? (max ? r.error.slice(0, max) : r.error) : "";
-		return r.status === "cancelled"
-			? el("span", { class: "muted reason" }, text)
-			: el("span", { class: "error" }, text);
-	};
 	async function list() {
 		const q = new URLSearchParams(location.search);
 		q.delete("wall");
@@ -501,7 +498,11 @@ export function dashboardMain() {
 				el("td", { class: "cost" }, costEl(r.cost)),
 				el("td", null, ...prLinks(r.prUrls)),
 				el("td", { class: "started" }, relative(r.createdAt)),
-				el("td", { class: "why" }, why(r, 160)),
+				el(
+					"td",
+					{ class: "why" },
+					el("span", { class: errorClass(r.status) }, (r.error || "").slice(0, 160)),
+				),
 			),
 		);
 		const table = el(
@@ -749,7 +750,7 @@ export function dashboardMain() {
 					s.changes ? changesEl(s.changes) : "",
 				),
 				el("td", { class: "muted" }, s.heartbeatAt ? relative(s.heartbeatAt) : ""),
-				el("td", { class: s.status === "cancelled" ? "muted" : "error" }, s.error || ""),
+				el("td", { class: errorClass(s.status) }, s.error || ""),
 			),
 		);
 	}
@@ -851,7 +852,7 @@ export function dashboardMain() {
 				? [
 						el(
 							"p",
-							{ id: "run-error", class: r.status === "cancelled" ? "muted reason" : "error" },
+							{ id: "run-error", class: errorClass(r.status) },
 							r.status === "cancelled" ? `Cancelled: ${r.error}` : r.error,
 						),
 					]
@@ -863,7 +864,7 @@ export function dashboardMain() {
 			c.totalUsd === null
 				? ` (at least ${money(c.knownUsd)}: ${c.unknown.join("; ")})`
 				: ` (model ${money(c.modelUsd ?? 0)}, compute ${money(c.computeUsd)})`,
-			` · ${Math.round((c.tokens.input + c.tokens.output + c.tokens.cacheRead + c.tokens.cacheWrite) / 1000)}k tokens · ${duration(c.agentSeconds)} agent time`,
+			` · ${Math.round(tokensOf(c) / 1000)}k tokens · ${duration(c.agentSeconds)} agent time`,
 			r.limitUsd == null ? "" : ` · limit ${money(r.limitUsd)}`,
 			all ? " · with its follow-up rounds " : "",
 			all ? costEl(all) : "",

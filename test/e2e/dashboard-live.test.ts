@@ -203,6 +203,10 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 		expect(await page.locator("#run-error").getAttribute("class")).toBe("muted reason");
 		expect(await page.locator("#steps .badge").allTextContents()).toEqual(["cancelled"]);
 		expect(await page.locator("#steps td.agent").textContent()).toBe("");
+		// The step's own error cell, as plain as the run's.
+		expect(await page.locator("#steps tr[data-step] td").last().getAttribute("class")).toBe(
+			"muted reason",
+		);
 		expect(await page.locator("#output").textContent()).toBe("(no output)");
 		// Finished: retrying is offered to the admin token instead.
 		expect(await page.locator("#retry").count()).toBe(1);

@@ -702,8 +702,8 @@ export function dashboardMain() {
 		);
 	}
 
-	/** The steps table's rows. @param {Run} r */
-	function stepRows(r) {
+	/** The steps table's rows. @param {Run} r @param {Set<string | undefined>} unfolded */
+	function stepRows(r, unfolded) {
 		return r.steps.map((s) =>
 			el(
 				"tr",
@@ -747,7 +747,7 @@ export function dashboardMain() {
 					"td",
 					{ class: "change" },
 					s.prUrl ? link(s.prUrl, s.prTitle || s.prUrl) : s.branch || "",
-					s.changes ? changesEl(s.changes) : "",
+					s.changes ? changesEl(s.changes, unfolded.has(String(s.index))) : "",
 				),
 				el("td", { class: "muted" }, s.heartbeatAt ? relative(s.heartbeatAt) : ""),
 				el("td", { class: errorClass(s.status) }, s.error || ""),
@@ -758,13 +758,13 @@ export function dashboardMain() {
 	/**
 	 * What a step's pull request changed: "3 files +120 −8", unfolding to the files (as
 	 * src/domain/changes.ts counts them; the most changed first, the rest counted).
-	 * @param {NonNullable<Step["changes"]>} c
+	 * @param {NonNullable<Step["changes"]>} c @param {boolean} open
 	 */
-	function changesEl(c) {
+	function changesEl(c, open) {
 		const more = c.files - c.list.length;
 		return el(
 			"details",
-			{ class: "files" },
+			open ? { class: "files", open: "" } : { class: "files" },
 			el(
 				"summary",
 				null,
@@ -977,7 +977,16 @@ export function dashboardMain() {
 					"error",
 				].map((h) => el("th", null, h)),
 			),
-			...stepRows(r),
+			// A step's files a reader unfolded stay unfolded when the running step's update redraws the table.
+			...stepRows(
+				r,
+				new Set(
+					Array.from(
+						$("steps").querySelectorAll("tr[data-step]:has(details.files[open])"),
+						(tr) => /** @type {HTMLElement} */ (tr).dataset.step,
+					),
+				),
+			),
 		]);
 		drawEvents(state);
 		const pane = $("output");

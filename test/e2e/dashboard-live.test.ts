@@ -222,6 +222,50 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 	});
 });
 
+describe.skipIf(!hasChromium)("a run's page, redrawn while the reader reads it", () => {
+	it("keeps a step's unfolded files unfolded when another step's update redraws the table", async () => {
+		const run = await seeded("running", [
+			{
+				...newStep(0, "api"),
+				status: "succeeded",
+				provider: "claude",
+				prUrl: "https://github.com/acme/api/pull/7",
+				prTitle: "feat: <b>export</b> reports",
+				changes: {
+					files: 2,
+					additions: 12,
+					deletions: 1,
+					list: [
+						{ path: "src/<img src=x onerror=alert(1)>.ts", additions: 10, deletions: 1 },
+						{ path: "logo.png", additions: 0, deletions: 0, binary: true },
+					],
+				},
+			},
+			{ ...newStep(1, "web"), ...underWay(), agentState: "just_started", provider: "claude" },
+		]);
+		const { page, errors } = await signedIn(`/runs/${run.runId}`);
+		const files = page.locator('#steps tr[data-step="0"] details.files');
+		await files.locator("summary").click();
+		expect(await files.locator("li").allTextContents()).toEqual([
+			"src/<img src=x onerror=alert(1)>.ts +10 −1",
+			"logo.png binary",
+		]);
+		// Untrusted text (the PR's title, a path) is text, never markup.
+		expect(
+			await page.locator('#steps a[href="https://github.com/acme/api/pull/7"]').textContent(),
+		).toBe("feat: <b>export</b> reports");
+		expect(await page.locator("#steps img, #steps b").count()).toBe(0);
+		// The running step's task writes its agent's state: the steps table is drawn again.
+		await store().updateStepFields(run.runId, 1, 1, { agentState: "in_progress" });
+		await expect
+			.poll(() => page.locator('#steps tr[data-step="1"] td.agent').textContent())
+			.toBe("in_progress");
+		expect(await files.getAttribute("open")).toBe("");
+		expect(errors).toEqual([]);
+		await page.close();
+	});
+});
+
 describe.skipIf(!hasChromium)("a token refused while the page is open", () => {
 	it("signs the page out: the run's stream stops and nothing is drawn under the login form", async () => {
 		const run = await seeded("running", [

@@ -88,8 +88,9 @@ export function dashboardMain() {
 		});
 	};
 
-	// A step's number as every view says it: the mirror of src/domain/step-label.ts (the served
-	// dashboard's test holds them to the same answers).
+	// A step's number as every view says it: the mirror of src/domain/step-label.ts (the script
+	// imports nothing; test/e2e/dashboard-served.test.ts and dashboard-live.test.ts hold them to the
+	// same answers).
 	/** @param {readonly Step[]} steps @param {number} index */
 	function stepNumber(steps, index) {
 		if (steps.find((s) => s.index === index)?.kind === "plan") return "plan";

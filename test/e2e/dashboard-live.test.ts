@@ -5,6 +5,7 @@ import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRun, newStep, planStep, type Run, type Step } from "../../src/domain/run";
 import type { RunStatus } from "../../src/domain/states";
+import { stepLabel, stepNumber } from "../../src/domain/step-label";
 import { hasChromium, launchChromium } from "../support/browser";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -127,6 +128,13 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 		// What the run is doing now, and the numbering every view uses (src/domain/step-label.ts).
 		expect(await page.locator("#summary").textContent()).toMatch(
 			/^running · step 1 \(api\) · running · agent in_progress · 0 of 2 done · 1m \d+s · started \d+ min ago by webhook$/,
+		);
+		// The script's mirror of the rule says what the rule says.
+		expect(await page.locator("#summary .doing").textContent()).toContain(
+			`${stepLabel(run.steps, 1)} · running`,
+		);
+		expect(await page.locator("#steps td.step").allTextContents()).toEqual(
+			run.steps.map((s) => stepNumber(run.steps, s.index)),
 		);
 		expect(await page.locator("#steps td.step").allTextContents()).toEqual(["plan", "1", "2"]);
 		// The agent's output is the pane's, not 60 rows of the timeline.

@@ -209,7 +209,11 @@ export function dashboardMain() {
 		);
 		if (res.status === 401) throw unauthorized();
 		const body = await res.json().catch(() => ({}));
-		if (!res.ok) throw new Error(body.error || res.statusText);
+		// A refusal says what was wrong, the API's `issues` too (as src/cli/client.ts says it).
+		if (!res.ok)
+			throw new Error(
+				[body.error, ...(body.issues || [])].filter(Boolean).join("; ") || res.statusText,
+			);
 		return body;
 	}
 
@@ -455,7 +459,7 @@ export function dashboardMain() {
 			if (repo.value.trim()) next.set("repo", repo.value.trim());
 			if (wall) next.set("wall", "1");
 			history.replaceState(null, "", `/${next.toString() ? `?${next}` : ""}`);
-			list();
+			list().catch(shown);
 		};
 		status.addEventListener("change", apply);
 		repo.addEventListener("change", apply);

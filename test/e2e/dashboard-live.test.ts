@@ -76,8 +76,7 @@ async function signedIn(
 	const page = await browser.newPage({ viewport });
 	const errors: string[] = [];
 	page.on("pageerror", (e) => errors.push(e.message));
-	// A CSP violation is reported on the console; a failed request by its response (the browser's
-	// own favicon request is not the page's).
+	// A CSP violation is reported on the console; a failed request by its response.
 	page.on(
 		"console",
 		(m) =>
@@ -86,8 +85,7 @@ async function signedIn(
 			errors.push(m.text()),
 	);
 	page.on("response", (r) => {
-		if (r.status() >= 400 && !r.url().endsWith("/favicon.ico"))
-			errors.push(`${r.status()} ${r.url()}`);
+		if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
 	});
 	await page.addInitScript((t) => localStorage.setItem("lisaToken", t), token);
 	await page.goto(`${w.url()}${path}`);
@@ -270,6 +268,22 @@ describe.skipIf(!hasChromium)("a run's page, redrawn while the reader reads it",
 			.toBe("in_progress");
 		expect(await files.getAttribute("open")).toBe("");
 		expect(errors).toEqual([]);
+		await page.close();
+	});
+});
+
+describe.skipIf(!hasChromium)("the runs list's filters", () => {
+	it("says what the API refused in a filter, on the page", async () => {
+		const { page, errors } = await signedIn("/");
+		await page.locator("#runs").waitFor();
+		await page.fill("#repo-filter", "r".repeat(201));
+		await page.press("#repo-filter", "Enter");
+		await expect
+			.poll(() => page.locator("#failure").textContent())
+			.toMatch(/^invalid request; repo: ./);
+		expect(page.url()).toBe(`${w.url()}/?repo=${"r".repeat(201)}`);
+		// The refusal itself is the only failed request; the page threw nothing.
+		expect(errors).toEqual([expect.stringMatching(/^400 .*\/api\/runs\?repo=r+&limit=50$/)]);
 		await page.close();
 	});
 });

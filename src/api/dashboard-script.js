@@ -534,6 +534,8 @@ export function dashboardMain() {
 		);
 		if (!runs.length)
 			table.append(el("tr", null, el("td", { colspan: "11", class: "muted" }, "No runs yet.")));
+		// An answer again: a failure shown before is over.
+		found("failure")?.remove();
 		const shownTable = found("runs");
 		if (shownTable) shownTable.replaceWith(table);
 		else view.append(table);

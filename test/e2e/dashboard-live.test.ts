@@ -284,6 +284,11 @@ describe.skipIf(!hasChromium)("the runs list's filters", () => {
 		expect(page.url()).toBe(`${w.url()}/?repo=${"r".repeat(201)}`);
 		// The refusal itself is the only failed request; the page threw nothing.
 		expect(errors).toEqual([expect.stringMatching(/^400 .*\/api\/runs\?repo=r+&limit=50$/)]);
+		// Mended, the list answers again and the failure is gone.
+		await page.fill("#repo-filter", "api");
+		await page.press("#repo-filter", "Enter");
+		await expect.poll(() => page.locator("#failure").count()).toBe(0);
+		expect(page.url()).toBe(`${w.url()}/?repo=api`);
 		await page.close();
 	});
 });

@@ -7,7 +7,7 @@
 // (tsconfig.dashboard.json). dashboard.ts serves this function's own source as /dashboard.js (no
 // build step), so it must be self-contained: it references nothing outside its body but the
 // browser's globals (the type imports are comments). Everything from the API is inserted as text,
-// and only http(s) URLs become links. The run page follows /api/runs/:id/stream with fetch
+// and only http(s) URLs and the dashboard's own /runs/ pages become links. The run page follows /api/runs/:id/stream with fetch
 // (EventSource cannot send the Authorization header) and updates in place. The charts are uPlot's,
 // loaded by the page from /assets (src/api/assets.ts). README › Dashboard.
 

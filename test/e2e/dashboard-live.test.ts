@@ -27,6 +27,7 @@ async function seeded(
 	steps: Step[],
 	ago = 95,
 	title = "Watch me",
+	more: Partial<Run> = {},
 ): Promise<Run> {
 	const now = new Date(Date.now() - ago * 1000).toISOString();
 	const run: Run = {
@@ -41,6 +42,7 @@ async function seeded(
 		title,
 		status,
 		steps,
+		...more,
 	};
 	await store().createRun(run);
 	return run;
@@ -267,6 +269,39 @@ describe.skipIf(!hasChromium)("a run's page, redrawn while the reader reads it",
 			.poll(() => page.locator('#steps tr[data-step="1"] td.agent').textContent())
 			.toBe("in_progress");
 		expect(await files.getAttribute("open")).toBe("");
+		expect(errors).toEqual([]);
+		await page.close();
+	});
+});
+
+describe.skipIf(!hasChromium)("links from the API", () => {
+	it("makes only web links of its URLs: a javascript: URL stays text", async () => {
+		const run = await seeded(
+			"failed",
+			[
+				{
+					...newStep(0, "api"),
+					status: "failed",
+					prUrl: "javascript:document.title='pwned'",
+					prTitle: "Open me",
+				},
+			],
+			95,
+			"Watch me",
+			{ url: "JavaScript:document.title='pwned'" },
+		);
+		const { page, errors } = await signedIn(`/runs/${run.runId}`);
+		await page.locator('#steps tr[data-step="0"]').waitFor();
+		await expect.poll(() => page.locator("#summary").textContent()).toContain("issue");
+		expect(await page.locator("#summary a, #steps a").count()).toBe(0);
+		expect(await page.locator('#steps tr[data-step="0"] td.change').textContent()).toBe("Open me");
+		// The runs list: the run's own page is a link, its issue's URL is not.
+		await page.goto(`${w.url()}/`);
+		const row = page.locator(`tr[data-run="${run.runId}"]`);
+		await expect.poll(() => row.locator("td.title").textContent()).toBe("Watch me");
+		expect(
+			await row.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href"))),
+		).toEqual([`/runs/${run.runId}`]);
 		expect(errors).toEqual([]);
 		await page.close();
 	});

@@ -4,7 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRun, newStep, planStep, type Run, type Step } from "../../src/domain/run";
-import type { RunStatus } from "../../src/domain/states";
+import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import { stepLabel, stepNumber } from "../../src/domain/step-label";
 import { hasChromium, launchChromium } from "../support/browser";
 import { createStackWorld, type StackWorld } from "../support/stack";
@@ -220,6 +220,16 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 		expect(await page.locator("#retry").count()).toBe(1);
 		await page.click("#notice .dismiss");
 		expect(await page.locator("#notice").isVisible()).toBe(false);
+		// Retrying says so, with a link to the new run's page.
+		await page.click("#retry");
+		const again = page.locator('#notice .text a[href^="/runs/"]');
+		await again.waitFor();
+		const retried = (await again.textContent()) ?? "";
+		expect(await page.locator("#notice .text").textContent()).toBe(`Retrying as ${retried}`);
+		expect(await again.getAttribute("href")).toBe(`/runs/${retried}`);
+		// It is a run of the same issue (ended before the charts below count the day's runs).
+		const ended = await w.waitForRun(retried, (r) => isTerminalRun(r.status as RunStatus));
+		expect([ended.trigger, ended.issueId]).toEqual(["retry", run.issueId]);
 		// In the runs list too: the reason, not an error.
 		await page.goto(`${w.url()}/`);
 		const why = page.locator(`tr[data-run="${run.runId}"] td.why`);

@@ -7,22 +7,22 @@ import { API_PACKAGE_FILES } from "../config/links";
 // step. The files stay out of the API's bundle (its 1 MB budget, README › Development): the deploy
 // copies them next to it (infra/api.ts, API_PACKAGE_FILES), where the same resolve finds them.
 
-/** uPlot's version, in the path so a new one is a new URL (assets.test.ts holds it to the package's). */
+/** uPlot's version, in the path so a new one is a new URL (test/e2e/api.test.ts holds it to the package's). */
 export const UPLOT_VERSION = "1.6.32";
 
+export const UPLOT_JS = `/assets/uplot-${UPLOT_VERSION}.min.js`;
+export const UPLOT_CSS = `/assets/uplot-${UPLOT_VERSION}.min.css`;
+
 const ASSETS = {
-	[`/assets/uplot-${UPLOT_VERSION}.min.js`]: {
+	[UPLOT_JS]: {
 		file: API_PACKAGE_FILES.uplotJs,
 		type: "text/javascript; charset=utf-8",
 	},
-	[`/assets/uplot-${UPLOT_VERSION}.min.css`]: {
+	[UPLOT_CSS]: {
 		file: API_PACKAGE_FILES.uplotCss,
 		type: "text/css; charset=utf-8",
 	},
 } as const;
-
-export const UPLOT_JS = `/assets/uplot-${UPLOT_VERSION}.min.js`;
-export const UPLOT_CSS = `/assets/uplot-${UPLOT_VERSION}.min.css`;
 
 /** The package files served, as `node_modules/…` paths: what the deploy copies beside the bundle. */
 export const ASSET_FILES = Object.values(ASSETS).map((a) => `node_modules/${a.file}`);

@@ -7,7 +7,7 @@
 // (tsconfig.dashboard.json). dashboard.ts serves this function's own source as /dashboard.js (no
 // build step), so it must be self-contained: it references nothing outside its body but the
 // browser's globals (the type imports are comments). Everything from the API is inserted as text,
-// and only http(s) URLs become links. The run page follows /api/runs/:id/stream with fetch
+// and only http(s) URLs and the dashboard's own /runs/ pages become links. The run page follows /api/runs/:id/stream with fetch
 // (EventSource cannot send the Authorization header) and updates in place. The charts are uPlot's,
 // loaded by the page from /assets (src/api/assets.ts). README › Dashboard.
 
@@ -88,8 +88,9 @@ export function dashboardMain() {
 		});
 	};
 
-	// A step's number as every view says it: the mirror of src/domain/step-label.ts (the served
-	// dashboard's test holds them to the same answers).
+	// A step's number as every view says it: the mirror of src/domain/step-label.ts (the script
+	// imports nothing; test/e2e/dashboard-served.test.ts and dashboard-live.test.ts hold them to the
+	// same answers).
 	/** @param {readonly Step[]} steps @param {number} index */
 	function stepNumber(steps, index) {
 		if (steps.find((s) => s.index === index)?.kind === "plan") return "plan";
@@ -153,6 +154,14 @@ export function dashboardMain() {
 	/** "$1.84", "$0.0123" under a dollar (src/domain/cost.ts `usd`). */
 	const money = (/** @type {number} */ v) =>
 		v >= 1 || v === 0 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
+	/** The tokens a cost counts, all kinds. @param {Cost} c */
+	const tokensOf = (c) =>
+		c.tokens.input + c.tokens.output + c.tokens.cacheRead + c.tokens.cacheWrite;
+	/**
+	 * How an error is shown: a cancellation is what a person asked for, said plainly, not in red.
+	 * @param {string} status
+	 */
+	const errorClass = (status) => (status === "cancelled" ? "muted reason" : "error");
 	/**
 	 * A cost as text: "unknown" (never $0) when some agent run's cost is unknown, with what is
 	 * known and why as its tooltip; "–" when nothing ran yet.
@@ -165,8 +174,7 @@ export function dashboardMain() {
 				{ class: "unknown", title: `at least ${money(c.knownUsd)}; ${c.unknown.join("; ")}` },
 				"unknown",
 			);
-		const t = c.tokens;
-		const ran = c.agentSeconds > 0 || t.input + t.output + t.cacheRead + t.cacheWrite > 0;
+		const ran = c.agentSeconds > 0 || tokensOf(c) > 0;
 		return el("span", null, ran || c.totalUsd > 0 ? money(c.totalUsd) : "–");
 	}
 	const prLinks = (/** @type {string[]} */ urls) =>
@@ -176,7 +184,12 @@ export function dashboardMain() {
 	const token = () => localStorage.getItem("lisaToken");
 	const auth = () => ({ authorization: `Bearer ${token()}` });
 	class Unauthorized extends Error {}
+	// A refused token signs the page out: what it still had under way (the run's stream, a list or
+	// stats request) stops, and nothing is drawn again under the login form.
+	const signedOut = new AbortController();
+	const out = () => signedOut.signal.aborted;
 	function unauthorized() {
+		signedOut.abort();
 		localStorage.removeItem("lisaToken");
 		login.hidden = false;
 		view.replaceChildren();
@@ -190,10 +203,17 @@ export function dashboardMain() {
 	 * @returns {Promise<T>}
 	 */
 	async function api(path, init) {
-		const res = await fetch(path, Object.assign({}, init, { headers: auth() }));
+		const res = await fetch(
+			path,
+			Object.assign({}, init, { headers: auth(), signal: signedOut.signal }),
+		);
 		if (res.status === 401) throw unauthorized();
 		const body = await res.json().catch(() => ({}));
-		if (!res.ok) throw new Error(body.error || res.statusText);
+		// A refusal says what was wrong, the API's `issues` too (as src/cli/client.ts says it).
+		if (!res.ok)
+			throw new Error(
+				[body.error, ...(body.issues || [])].filter(Boolean).join("; ") || res.statusText,
+			);
 		return body;
 	}
 
@@ -258,6 +278,26 @@ export function dashboardMain() {
 	const uplot = () =>
 		/** @type {typeof UPlot | undefined} */ (/** @type {{ uPlot?: unknown }} */ (window).uPlot);
 	let chartsKey = "";
+	/** The charts drawn, resized with the window (each keeps its data). @type {UPlot[]} */
+	let plots = [];
+	// Side by side (4 on a wall, else 2): each card adds its padding and border (18 px) to the plot.
+	const chartSize = (/** @type {Element} */ box) => {
+		const across = wall ? 4 : 2;
+		return {
+			width: Math.max(260, Math.floor((box.clientWidth - (across - 1) * 14) / across) - 18),
+			height: wall ? 220 : 170,
+		};
+	};
+	let resizing = false;
+	window.addEventListener("resize", () => {
+		if (resizing || !plots.length) return;
+		resizing = true;
+		requestAnimationFrame(() => {
+			resizing = false;
+			const box = found("charts");
+			if (box) for (const p of plots) p.setSize(chartSize(box));
+		});
+	});
 	/** Runs per day by outcome, success rate, time to PR and spend per day (README › Dashboard). @param {Stats} s */
 	function charts(s) {
 		const box =
@@ -284,10 +324,9 @@ export function dashboardMain() {
 		const cancelled = zero(n((d) => d.cancelled));
 		const other = zero(n((d) => d.runs - d.succeeded - d.failed - d.cancelled));
 		const bars = Plot.paths.bars ? Plot.paths.bars({ size: [0.7, 40] }) : undefined;
-		// Side by side (4 on a wall, else 2): each card adds its padding and border (18 px) to the plot.
-		const across = wall ? 4 : 2;
-		const width = Math.max(260, Math.floor((box.clientWidth - (across - 1) * 14) / across) - 18);
-		const height = wall ? 220 : 170;
+		const size = chartSize(box);
+		for (const p of plots) p.destroy();
+		plots = [];
 		/**
 		 * One chart: its title, and its series over the days. Stacked bars are drawn as sums, the
 		 * tallest first; the legend says each series' own number.
@@ -299,10 +338,9 @@ export function dashboardMain() {
 		const chart = (id, title, series, fmt, top) => {
 			const div = el("div", { class: "chart", id }, el("h4", null, title));
 			const raw = series.map((se) => se.shown || se.values);
-			new Plot(
+			const plot = new Plot(
 				{
-					width,
-					height,
+					...size,
 					legend: { show: true },
 					cursor: { drag: { x: false, y: false } },
 					// Half a day either side, so the first and last days' bars show whole.
@@ -335,6 +373,7 @@ export function dashboardMain() {
 				[x, ...series.map((se) => se.values)],
 				div,
 			);
+			plots.push(plot);
 			return div;
 		};
 		const sum = (/** @type {number[][]} */ ...lists) =>
@@ -420,22 +459,12 @@ export function dashboardMain() {
 			if (repo.value.trim()) next.set("repo", repo.value.trim());
 			if (wall) next.set("wall", "1");
 			history.replaceState(null, "", `/${next.toString() ? `?${next}` : ""}`);
-			list();
+			list().catch(shown);
 		};
 		status.addEventListener("change", apply);
 		repo.addEventListener("change", apply);
 		return el("div", { class: "filters" }, status, repo);
 	}
-	/**
-	 * A run's error; a cancellation is what a person asked for, said plainly, not as an error.
-	 * @param {Run} r @param {number} [max]
-	 */
-	const why = (r, max) => {
-		const text = r.error ? (max ? r.error.slice(0, max) : r.error) : "";
-		return r.status === "cancelled"
-			? el("span", { class: "muted reason" }, text)
-			: el("span", { class: "error" }, text);
-	};
 	async function list() {
 		const q = new URLSearchParams(location.search);
 		q.delete("wall");
@@ -474,7 +503,11 @@ export function dashboardMain() {
 				el("td", { class: "cost" }, costEl(r.cost)),
 				el("td", null, ...prLinks(r.prUrls)),
 				el("td", { class: "started" }, relative(r.createdAt)),
-				el("td", { class: "why" }, why(r, 160)),
+				el(
+					"td",
+					{ class: "why" },
+					el("span", { class: errorClass(r.status) }, (r.error || "").slice(0, 160)),
+				),
 			),
 		);
 		const table = el(
@@ -501,6 +534,8 @@ export function dashboardMain() {
 		);
 		if (!runs.length)
 			table.append(el("tr", null, el("td", { colspan: "11", class: "muted" }, "No runs yet.")));
+		// An answer again: a failure shown before is over.
+		found("failure")?.remove();
 		const shownTable = found("runs");
 		if (shownTable) shownTable.replaceWith(table);
 		else view.append(table);
@@ -547,14 +582,14 @@ export function dashboardMain() {
 	/** @param {string} id @param {RunState} state @param {() => void} draw */
 	async function follow(id, state, draw) {
 		let retry = 2000;
-		for (;;) {
+		while (!out()) {
 			/** @type {Record<string, string>} */
 			const headers = auth();
 			if (state.lastId) headers["last-event-id"] = state.lastId;
 			/** @type {Response} */
 			let res;
 			try {
-				res = await fetch(`/api/runs/${id}/stream`, { headers });
+				res = await fetch(`/api/runs/${id}/stream`, { headers, signal: signedOut.signal });
 			} catch {
 				await sleep(retry);
 				continue;
@@ -674,8 +709,8 @@ export function dashboardMain() {
 		);
 	}
 
-	/** The steps table's rows. @param {Run} r */
-	function stepRows(r) {
+	/** The steps table's rows. @param {Run} r @param {Set<string | undefined>} unfolded */
+	function stepRows(r, unfolded) {
 		return r.steps.map((s) =>
 			el(
 				"tr",
@@ -719,10 +754,10 @@ export function dashboardMain() {
 					"td",
 					{ class: "change" },
 					s.prUrl ? link(s.prUrl, s.prTitle || s.prUrl) : s.branch || "",
-					s.changes ? changesEl(s.changes) : "",
+					s.changes ? changesEl(s.changes, unfolded.has(String(s.index))) : "",
 				),
 				el("td", { class: "muted" }, s.heartbeatAt ? relative(s.heartbeatAt) : ""),
-				el("td", { class: s.status === "cancelled" ? "muted" : "error" }, s.error || ""),
+				el("td", { class: errorClass(s.status) }, s.error || ""),
 			),
 		);
 	}
@@ -730,13 +765,13 @@ export function dashboardMain() {
 	/**
 	 * What a step's pull request changed: "3 files +120 −8", unfolding to the files (as
 	 * src/domain/changes.ts counts them; the most changed first, the rest counted).
-	 * @param {NonNullable<Step["changes"]>} c
+	 * @param {NonNullable<Step["changes"]>} c @param {boolean} open
 	 */
-	function changesEl(c) {
+	function changesEl(c, open) {
 		const more = c.files - c.list.length;
 		return el(
 			"details",
-			{ class: "files" },
+			open ? { class: "files", open: "" } : { class: "files" },
 			el(
 				"summary",
 				null,
@@ -797,7 +832,7 @@ export function dashboardMain() {
 	/** @param {RunState} state */
 	function drawRun(state) {
 		const r = state.run;
-		if (!r) return;
+		if (!r || out()) return;
 		if (!found("heading")) runSkeleton(state);
 		const active = ACTIVE.includes(r.status);
 		const c = r.cost;
@@ -824,7 +859,7 @@ export function dashboardMain() {
 				? [
 						el(
 							"p",
-							{ id: "run-error", class: r.status === "cancelled" ? "muted reason" : "error" },
+							{ id: "run-error", class: errorClass(r.status) },
 							r.status === "cancelled" ? `Cancelled: ${r.error}` : r.error,
 						),
 					]
@@ -836,7 +871,7 @@ export function dashboardMain() {
 			c.totalUsd === null
 				? ` (at least ${money(c.knownUsd)}: ${c.unknown.join("; ")})`
 				: ` (model ${money(c.modelUsd ?? 0)}, compute ${money(c.computeUsd)})`,
-			` · ${Math.round((c.tokens.input + c.tokens.output + c.tokens.cacheRead + c.tokens.cacheWrite) / 1000)}k tokens · ${duration(c.agentSeconds)} agent time`,
+			` · ${Math.round(tokensOf(c) / 1000)}k tokens · ${duration(c.agentSeconds)} agent time`,
 			r.limitUsd == null ? "" : ` · limit ${money(r.limitUsd)}`,
 			all ? " · with its follow-up rounds " : "",
 			all ? costEl(all) : "",
@@ -949,7 +984,16 @@ export function dashboardMain() {
 					"error",
 				].map((h) => el("th", null, h)),
 			),
-			...stepRows(r),
+			// A step's files a reader unfolded stay unfolded when the running step's update redraws the table.
+			...stepRows(
+				r,
+				new Set(
+					Array.from(
+						$("steps").querySelectorAll("tr[data-step]:has(details.files[open])"),
+						(tr) => /** @type {HTMLElement} */ (tr).dataset.step,
+					),
+				),
+			),
 		]);
 		drawEvents(state);
 		const pane = $("output");
@@ -1059,7 +1103,7 @@ export function dashboardMain() {
 	// ── start ───────────────────────────────────────────────────────────────────────────────
 	/** @param {unknown} err */
 	function shown(err) {
-		if (err instanceof Unauthorized) return;
+		if (err instanceof Unauthorized || out()) return;
 		const box = found("failure") || view.appendChild(el("p", { class: "error", id: "failure" }));
 		box.textContent = /** @type {Error} */ (err).message;
 	}

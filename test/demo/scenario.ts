@@ -1,4 +1,5 @@
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
+import { planDirective } from "../doubles/agents/directives";
 import type { DoubleIssue } from "../doubles/linear/server";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
@@ -6,9 +7,6 @@ import type { ApiRun } from "../support/world";
 // The demo's runs (README › Quick start): the local stack against every double, two repositories
 // (so each run plans first, README › Multi-repo runs), and three issues the fake agent answers —
 // one repo changed, two repos changed with a pull request each, and a step that fails.
-
-const plan = (steps: { repo: string; scope: string; order: number }[]) =>
-	`lisa-fake: plan=${JSON.stringify({ steps })}`;
 
 /** The agent's last line as Claude Code prints it, so the runs have a cost and tokens. */
 const spent = (usd: number, input: number, output: number) =>
@@ -20,7 +18,7 @@ export const DEMO_ISSUES = [
 		title: "Add a health check endpoint",
 		description: [
 			"GET /health should answer 200 with {ok:true}.",
-			plan([{ repo: "api", scope: "Add GET /health answering 200 {ok:true}", order: 1 }]),
+			planDirective([{ repo: "api", scope: "Add GET /health answering 200 {ok:true}", order: 1 }]),
 			"lisa-fake@api: touch=src/routes/health.ts",
 			spent(0.38, 21_000, 1_900),
 		].join("\n"),
@@ -29,7 +27,7 @@ export const DEMO_ISSUES = [
 		title: "Export reports as CSV",
 		description: [
 			"Users want their reports as CSV, from an Export button.",
-			plan([
+			planDirective([
 				{ repo: "api", scope: "Add GET /reports/export returning CSV", order: 1 },
 				{ repo: "web", scope: "Add the Export button that calls GET /reports/export", order: 2 },
 			]),
@@ -42,7 +40,7 @@ export const DEMO_ISSUES = [
 		title: "Migrate the billing tables",
 		description: [
 			"Move billing to the new schema.",
-			plan([{ repo: "api", scope: "Write the billing migration", order: 1 }]),
+			planDirective([{ repo: "api", scope: "Write the billing migration", order: 1 }]),
 			"lisa-fake@api: stderr=error: the migration needs a database the sandbox does not have",
 			"lisa-fake@api: exit=3",
 		].join("\n"),

@@ -4,7 +4,8 @@ import type { Browser, Page } from "playwright-core";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRun, newStep, planStep, type Run, type Step } from "../../src/domain/run";
-import type { RunStatus } from "../../src/domain/states";
+import { isTerminalRun, type RunStatus } from "../../src/domain/states";
+import { stepLabel, stepNumber } from "../../src/domain/step-label";
 import { hasChromium, launchChromium } from "../support/browser";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -26,6 +27,7 @@ async function seeded(
 	steps: Step[],
 	ago = 95,
 	title = "Watch me",
+	more: Partial<Run> = {},
 ): Promise<Run> {
 	const now = new Date(Date.now() - ago * 1000).toISOString();
 	const run: Run = {
@@ -40,6 +42,7 @@ async function seeded(
 		title,
 		status,
 		steps,
+		...more,
 	};
 	await store().createRun(run);
 	return run;
@@ -75,8 +78,7 @@ async function signedIn(
 	const page = await browser.newPage({ viewport });
 	const errors: string[] = [];
 	page.on("pageerror", (e) => errors.push(e.message));
-	// A CSP violation is reported on the console; a failed request by its response (the browser's
-	// own favicon request is not the page's).
+	// A CSP violation is reported on the console; a failed request by its response.
 	page.on(
 		"console",
 		(m) =>
@@ -85,8 +87,7 @@ async function signedIn(
 			errors.push(m.text()),
 	);
 	page.on("response", (r) => {
-		if (r.status() >= 400 && !r.url().endsWith("/favicon.ico"))
-			errors.push(`${r.status()} ${r.url()}`);
+		if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
 	});
 	await page.addInitScript((t) => localStorage.setItem("lisaToken", t), token);
 	await page.goto(`${w.url()}${path}`);
@@ -127,6 +128,13 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 		// What the run is doing now, and the numbering every view uses (src/domain/step-label.ts).
 		expect(await page.locator("#summary").textContent()).toMatch(
 			/^running · step 1 \(api\) · running · agent in_progress · 0 of 2 done · 1m \d+s · started \d+ min ago by webhook$/,
+		);
+		// The script's mirror of the rule says what the rule says.
+		expect(await page.locator("#summary .doing").textContent()).toContain(
+			`${stepLabel(run.steps, 1)} · running`,
+		);
+		expect(await page.locator("#steps td.step").allTextContents()).toEqual(
+			run.steps.map((s) => stepNumber(run.steps, s.index)),
 		);
 		expect(await page.locator("#steps td.step").allTextContents()).toEqual(["plan", "1", "2"]);
 		// The agent's output is the pane's, not 60 rows of the timeline.
@@ -203,17 +211,158 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 		expect(await page.locator("#run-error").getAttribute("class")).toBe("muted reason");
 		expect(await page.locator("#steps .badge").allTextContents()).toEqual(["cancelled"]);
 		expect(await page.locator("#steps td.agent").textContent()).toBe("");
+		// The step's own error cell, as plain as the run's.
+		expect(await page.locator("#steps tr[data-step] td").last().getAttribute("class")).toBe(
+			"muted reason",
+		);
 		expect(await page.locator("#output").textContent()).toBe("(no output)");
 		// Finished: retrying is offered to the admin token instead.
 		expect(await page.locator("#retry").count()).toBe(1);
 		await page.click("#notice .dismiss");
 		expect(await page.locator("#notice").isVisible()).toBe(false);
+		// Retrying says so, with a link to the new run's page.
+		await page.click("#retry");
+		const again = page.locator('#notice .text a[href^="/runs/"]');
+		await again.waitFor();
+		const retried = (await again.textContent()) ?? "";
+		expect(await page.locator("#notice .text").textContent()).toBe(`Retrying as ${retried}`);
+		expect(await again.getAttribute("href")).toBe(`/runs/${retried}`);
+		// It is a run of the same issue (ended before the charts below count the day's runs).
+		const ended = await w.waitForRun(retried, (r) => isTerminalRun(r.status as RunStatus));
+		expect([ended.trigger, ended.issueId]).toEqual(["retry", run.issueId]);
 		// In the runs list too: the reason, not an error.
 		await page.goto(`${w.url()}/`);
 		const why = page.locator(`tr[data-run="${run.runId}"] td.why`);
 		await expect.poll(() => why.textContent()).toBe("cancelled through the API");
 		expect(await why.locator(".error").count()).toBe(0);
 		expect(errors).toEqual([]);
+		await page.close();
+	});
+});
+
+describe.skipIf(!hasChromium)("a run's page, redrawn while the reader reads it", () => {
+	it("keeps a step's unfolded files unfolded when another step's update redraws the table", async () => {
+		const run = await seeded("running", [
+			{
+				...newStep(0, "api"),
+				status: "succeeded",
+				provider: "claude",
+				prUrl: "https://github.com/acme/api/pull/7",
+				prTitle: "feat: <b>export</b> reports",
+				changes: {
+					files: 2,
+					additions: 12,
+					deletions: 1,
+					list: [
+						{ path: "src/<img src=x onerror=alert(1)>.ts", additions: 10, deletions: 1 },
+						{ path: "logo.png", additions: 0, deletions: 0, binary: true },
+					],
+				},
+			},
+			{ ...newStep(1, "web"), ...underWay(), agentState: "just_started", provider: "claude" },
+		]);
+		const { page, errors } = await signedIn(`/runs/${run.runId}`);
+		const files = page.locator('#steps tr[data-step="0"] details.files');
+		await files.locator("summary").click();
+		expect(await files.locator("li").allTextContents()).toEqual([
+			"src/<img src=x onerror=alert(1)>.ts +10 −1",
+			"logo.png binary",
+		]);
+		// Untrusted text (the PR's title, a path) is text, never markup.
+		expect(
+			await page.locator('#steps a[href="https://github.com/acme/api/pull/7"]').textContent(),
+		).toBe("feat: <b>export</b> reports");
+		expect(await page.locator("#steps img, #steps b").count()).toBe(0);
+		// The running step's task writes its agent's state: the steps table is drawn again.
+		await store().updateStepFields(run.runId, 1, 1, { agentState: "in_progress" });
+		await expect
+			.poll(() => page.locator('#steps tr[data-step="1"] td.agent').textContent())
+			.toBe("in_progress");
+		expect(await files.getAttribute("open")).toBe("");
+		expect(errors).toEqual([]);
+		await page.close();
+	});
+});
+
+describe.skipIf(!hasChromium)("links from the API", () => {
+	it("makes only web links of its URLs: a javascript: URL stays text", async () => {
+		const run = await seeded(
+			"failed",
+			[
+				{
+					...newStep(0, "api"),
+					status: "failed",
+					prUrl: "javascript:document.title='pwned'",
+					prTitle: "Open me",
+				},
+			],
+			95,
+			"Watch me",
+			{ url: "JavaScript:document.title='pwned'" },
+		);
+		const { page, errors } = await signedIn(`/runs/${run.runId}`);
+		await page.locator('#steps tr[data-step="0"]').waitFor();
+		await expect.poll(() => page.locator("#summary").textContent()).toContain("issue");
+		expect(await page.locator("#summary a, #steps a").count()).toBe(0);
+		expect(await page.locator('#steps tr[data-step="0"] td.change').textContent()).toBe("Open me");
+		// The runs list: the run's own page is a link, its issue's URL is not.
+		await page.goto(`${w.url()}/`);
+		const row = page.locator(`tr[data-run="${run.runId}"]`);
+		await expect.poll(() => row.locator("td.title").textContent()).toBe("Watch me");
+		expect(
+			await row.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href"))),
+		).toEqual([`/runs/${run.runId}`]);
+		expect(errors).toEqual([]);
+		await page.close();
+	});
+});
+
+describe.skipIf(!hasChromium)("the runs list's filters", () => {
+	it("says what the API refused in a filter, on the page", async () => {
+		const { page, errors } = await signedIn("/");
+		await page.locator("#runs").waitFor();
+		await page.fill("#repo-filter", "r".repeat(201));
+		await page.press("#repo-filter", "Enter");
+		await expect
+			.poll(() => page.locator("#failure").textContent())
+			.toMatch(/^invalid request; repo: ./);
+		expect(page.url()).toBe(`${w.url()}/?repo=${"r".repeat(201)}`);
+		// The refusal itself is the only failed request; the page threw nothing.
+		expect(errors).toEqual([expect.stringMatching(/^400 .*\/api\/runs\?repo=r+&limit=50$/)]);
+		// Mended, the list answers again and the failure is gone.
+		await page.fill("#repo-filter", "api");
+		await page.press("#repo-filter", "Enter");
+		await expect.poll(() => page.locator("#failure").count()).toBe(0);
+		expect(page.url()).toBe(`${w.url()}/?repo=api`);
+		await page.close();
+	});
+});
+
+describe.skipIf(!hasChromium)("a token refused while the page is open", () => {
+	it("signs the page out: the run's stream stops and nothing is drawn under the login form", async () => {
+		const run = await seeded("running", [
+			{ ...newStep(0, "api"), ...underWay(), agentState: "in_progress", provider: "claude" },
+		]);
+		const page = await browser.newPage();
+		await page.clock.install();
+		await page.addInitScript((t) => localStorage.setItem("lisaToken", t), w.stack?.readToken ?? "");
+		await page.goto(`${w.url()}/runs/${run.runId}`);
+		await page.locator("#heading").waitFor();
+		await expect.poll(() => page.locator("#live").textContent()).toBe("· live");
+		// The token is revoked: the stats header's next refresh (every 15 s) is refused.
+		await page.route("**/api/stats", (r) =>
+			r.fulfill({ status: 401, contentType: "application/json", body: '{"error":"unauthorized"}' }),
+		);
+		await page.clock.fastForward("00:16");
+		await page.locator("#login").waitFor();
+		// The run goes on and the page's clock too (its elapsed time is redrawn each second): the
+		// page stays signed out, its stream closed.
+		await output(run.runId, 1, 3);
+		await page.clock.fastForward("00:05");
+		expect(await page.locator("#view").evaluate((v) => v.childElementCount)).toBe(0);
+		expect(await page.locator("#heading, #output").count()).toBe(0);
+		await expect.poll(() => page.locator("#live").textContent()).toBe("");
+		expect(await page.evaluate(() => localStorage.getItem("lisaToken"))).toBeNull();
 		await page.close();
 	});
 });
@@ -337,6 +486,20 @@ describe.skipIf(!hasChromium)("the wall view and the charts", () => {
 		await expect.poll(() => legend("chart-runs", "succeeded")).toBe(String(today?.succeeded));
 		expect(await legend("chart-runs", "failed")).toBe(String(today?.failed));
 		await page.screenshot({ path: `${ARTIFACTS}dashboard-charts.png`, fullPage: true });
+		// A narrower window: the charts shrink to stay two side by side within it (drawn at 1280 px,
+		// they would wrap one under the other and run past its edge).
+		const card = async (id: string) => {
+			const b = await page.locator(`#${id}`).boundingBox();
+			if (!b) throw new Error(`no #${id}`);
+			return b;
+		};
+		const wide = await card("chart-runs");
+		await page.setViewportSize({ width: 800, height: 800 });
+		await expect.poll(async () => (await card("chart-runs")).width).toBeLessThan(wide.width);
+		const [left, right] = [await card("chart-runs"), await card("chart-success")];
+		expect(right.y).toBe(left.y);
+		expect(right.x + right.width).toBeLessThanOrEqual(800);
+		expect(await page.locator("#charts canvas").count()).toBe(4);
 		expect(errors).toEqual([]);
 		await page.close();
 	});

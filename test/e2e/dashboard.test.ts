@@ -284,9 +284,18 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		await page.evaluate((t) => localStorage.setItem("lisaToken", t), w.stack.apiToken);
 		await page.reload();
 		await page.locator("#approve-limit").waitFor();
+		// A limit that is not an amount is refused on the page, naming what it takes: nothing is posted.
+		await page.fill("#approve-limit", "-3");
+		await page.click("#approve");
+		await expect
+			.poll(() => page.locator("#notice.error .text").textContent())
+			.toBe("The new limit is an amount in USD, such as 20");
+		expect(posted).toEqual([]);
 		await page.fill("#approve-limit", "20");
-		// The page is drawn again every second while the run is active: what was typed stays.
-		await page.waitForTimeout(1500);
+		// The page is drawn again every second while the run is active (its elapsed time moves):
+		// what was typed stays.
+		const before = await page.locator("#summary").textContent();
+		await expect.poll(() => page.locator("#summary").textContent()).not.toBe(before);
 		expect(await page.inputValue("#approve-limit")).toBe("20");
 		await page.click("#approve");
 		await expect

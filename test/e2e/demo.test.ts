@@ -155,6 +155,10 @@ describe("npm run demo -- --keep", () => {
 			["web", "src/components/ExportButton.tsx"],
 		]);
 		expect(out).toContain(`npx lisa status ${multi.id}`);
+		// Each pull request as it printed it: its repo, its title and what it changed.
+		for (const step of multi.steps.slice(1))
+			expect(out).toContain(`  ${step.repo}: ${step.prUrl}  "${step.prTitle}"  1 file +3 −0\n`);
+		expect(multi.steps[1]?.prTitle).toMatch(/^feat: /);
 		const failed = byTitle["Migrate the billing tables"];
 		expect(failed?.status).toBe("failed");
 		expect(failed?.error).toContain(

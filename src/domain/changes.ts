@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { UNPRINTABLE } from "./printable";
 
 // What a step changed (README › HTTP API, the step's `changes`): `git diff --numstat` between the
 // base and the published commit, bounded. A path is the agent's text: cut and without controls.
@@ -27,18 +28,15 @@ export const stepChangesSchema = z.object({
 });
 export type StepChanges = z.infer<typeof stepChangesSchema>;
 
-// C0, DEL, C1 and the format characters (bidi overrides, zero-width) that could disguise a path.
-const CONTROLS = /[\p{Cc}\p{Cf}]/gu;
-
 /** Printable text of at most `max` characters (its end kept). */
 export function cleanPath(path: string, max = MAX_CHANGE_PATH): string {
-	const clean = path.replace(CONTROLS, "");
+	const clean = path.replace(UNPRINTABLE, "");
 	return clean.length > max ? `…${clean.slice(clean.length - max + 1)}` : clean;
 }
 
 /** A title on one printable line of at most MAX_PR_TITLE characters. */
 export function cleanTitle(title: string): string {
-	const line = title.replace(CONTROLS, " ").replace(/\s+/g, " ").trim();
+	const line = title.replace(UNPRINTABLE, " ").replace(/\s+/g, " ").trim();
 	return line.length > MAX_PR_TITLE ? `${line.slice(0, MAX_PR_TITLE - 1)}…` : line;
 }
 

@@ -17,5 +17,7 @@ describe("printable", () => {
 		);
 		expect(printable(`bare ${ESC} escape`)).toBe("bare  escape");
 		expect(printable("plain text, ünïcode and emoji 🙂")).toBe("plain text, ünïcode and emoji 🙂");
+		// Zero-width and direction marks hide or reorder what a reader sees: gone too.
+		expect(printable("ad\u200bmin\u200e\ufeff")).toBe("admin");
 	});
 });

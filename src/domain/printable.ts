@@ -6,13 +6,14 @@ const ANSI =
 	// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are control characters.
 	/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
 
-// Every other control character but tab and newline (a bare ESC, CR, C1's CSI), and the bidi
-// overrides that could make a line read other than it is.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes.
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+/** Control characters (C0, DEL, C1) and format ones (bidi overrides, zero-width) that could disguise text. */
+export const UNPRINTABLE = /[\p{Cc}\p{Cf}]/gu;
+
+// The same, but tab and newline: what a multi-line text keeps.
+const UNPRINTABLE_IN_LINES = /(?![\t\n])[\p{Cc}\p{Cf}]/gu;
 
 export const stripAnsi = (text: string) => text.replace(ANSI, "");
 
 /** `text` without escape sequences or control characters but tabs and newlines (CRLF as LF). */
 export const printable = (text: string) =>
-	stripAnsi(text).replace(/\r\n/g, "\n").replace(CONTROLS, "");
+	stripAnsi(text).replace(/\r\n/g, "\n").replace(UNPRINTABLE_IN_LINES, "");

@@ -103,6 +103,12 @@ const CONFIG = parseConfig({
 	})),
 });
 
+/** The nearest-rank `p` percentile of the timings (0 without any). */
+function percentile(ms: readonly number[], p: number): number {
+	const sorted = [...ms].sort((a, b) => a - b);
+	return sorted[Math.max(1, Math.ceil(sorted.length * p)) - 1] ?? 0;
+}
+
 interface Row {
 	call: string;
 	median: number;
@@ -158,8 +164,7 @@ async function main(): Promise<void> {
 		await store.countRun(run);
 		counts.push(performance.now() - t);
 	}
-	counts.sort((a, b) => a - b);
-	const countRunMs = counts[Math.ceil(counts.length / 2) - 1] ?? 0;
+	const countRunMs = percentile(counts, 0.5);
 	console.log(
 		`seeded ${RUNS} runs in ${((Date.now() - seeding) / 1000).toFixed(1)} s; countRun on today's day: median ${countRunMs.toFixed(1)} ms`,
 	);
@@ -182,11 +187,10 @@ async function main(): Promise<void> {
 			if (res.status !== 200) throw new Error(`${call}: ${res.status} ${JSON.stringify(body)}`);
 			answer = describe(body);
 		}
-		ms.sort((a, b) => a - b);
 		return {
 			call,
-			median: ms[Math.ceil(ms.length / 2) - 1] ?? 0,
-			p90: ms[Math.ceil(ms.length * 0.9) - 1] ?? 0,
+			median: percentile(ms, 0.5),
+			p90: percentile(ms, 0.9),
 			dynamoRequests: (requests - before) / CALLS,
 			answer,
 		};

@@ -1,5 +1,5 @@
 import { foldRuns, STATS_FIELDS } from "../domain/day-stats";
-import type { RunStatus } from "../domain/states";
+import { ACTIVE_RUN_STATUSES } from "../domain/states";
 import { type RunStats, statsOf } from "../domain/stats";
 import type { Store } from "../store";
 
@@ -13,7 +13,6 @@ export const STATS_WINDOW_DAYS = 30;
 const MAX_RUNS = 5000;
 /** How many runs of each active status the stats read at most. */
 const MAX_ACTIVE = 1000;
-const ACTIVE: RunStatus[] = ["queued", "planning", "running", "awaiting_approval"];
 const FAR_FUTURE = "9999-12-31T23:59:59.999Z";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -63,7 +62,9 @@ export async function windowStats(
 			plan.recount.map((p) => store.runsCreatedBetween(p.since, p.until, MAX_RUNS, STATS_FIELDS)),
 		),
 		Promise.all(
-			ACTIVE.map((s) => store.runsByStatus(s, { after: since, before: FAR_FUTURE }, MAX_ACTIVE)),
+			ACTIVE_RUN_STATUSES.map((s) =>
+				store.runsByStatus(s, { after: since, before: FAR_FUTURE }, MAX_ACTIVE),
+			),
 		),
 	]);
 	// A part day's active runs are counted from the status reads, as every other day's.

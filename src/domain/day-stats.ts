@@ -146,6 +146,12 @@ function addMoney(to: Money, m: Money): void {
 	to.unknown += m.unknown;
 }
 
+export function sumMoney(list: readonly Money[]): Money {
+	const out = noMoney();
+	for (const m of list) addMoney(out, m);
+	return out;
+}
+
 /** Where `value` goes in ascending `list`: the first index whose element is not below it. */
 export function lowerBound<T extends string | number>(list: readonly T[], value: T): number {
 	let lo = 0;
@@ -278,19 +284,30 @@ export function foldRun(day: DayLedger, run: StatsRun): boolean {
 	return changed;
 }
 
-/** Runs folded into their days, as the stored days would hold them. */
-export function foldRuns(runs: readonly StatsRun[]): DayLedger[] {
-	const days = new Map<string, DayLedger>();
+/** Runs by the UTC day (YYYY-MM-DD) they were created. */
+export function runsByDay<T extends Pick<StatsRun, "createdAt">>(
+	runs: readonly T[],
+): Map<string, T[]> {
+	const days = new Map<string, T[]>();
 	for (const run of runs) {
 		const day = dayOf(run.createdAt);
-		let ledger = days.get(day);
-		if (!ledger) {
-			ledger = emptyDay(day);
-			days.set(day, ledger);
-		}
-		foldRun(ledger, run);
+		const list = days.get(day);
+		if (list) list.push(run);
+		else days.set(day, [run]);
 	}
-	return [...days.values()];
+	return days;
+}
+
+/** Runs folded into their days (by `fold`: as the stored days would hold them, by default). */
+export function foldRuns(
+	runs: readonly StatsRun[],
+	fold: (day: DayLedger, run: StatsRun) => boolean = foldRun,
+): DayLedger[] {
+	return [...runsByDay(runs)].map(([day, list]) => {
+		const ledger = emptyDay(day);
+		for (const run of list) fold(ledger, run);
+		return ledger;
+	});
 }
 
 /** The stored days without what they counted (what the stats read). */

@@ -122,6 +122,9 @@ export function isTerminalRun(status: RunStatus): status is TerminalRunStatus {
 	return status === "succeeded" || status === "failed" || status === "cancelled";
 }
 
+/** The statuses of a run still under way. */
+export const ACTIVE_RUN_STATUSES = RUN_STATUSES.filter((s) => !isTerminalRun(s));
+
 export function isTerminalStep(status: StepStatus): boolean {
 	return status === "succeeded" || status === "failed" || status === "cancelled";
 }

@@ -2,15 +2,13 @@ import {
 	addRun,
 	type CostlyRun,
 	type DayGroup,
-	type DayLedger,
 	type DayStats,
-	dayOf,
-	emptyDay,
 	foldRuns,
 	keepCostliest,
 	lowerBound,
 	type Money,
 	type StatsRun,
+	sumMoney,
 } from "./day-stats";
 import { isTerminalRun, RUN_STATUSES, type RunStatus } from "./states";
 
@@ -128,16 +126,6 @@ const rate = (succeeded: number, failed: number) =>
 
 const usd = (micro: number) => micro / 1e6;
 
-function sumMoney(list: readonly Money[]): Money {
-	const out: Money = { known: 0, compute: 0, unknown: 0 };
-	for (const m of list) {
-		out.known += m.known;
-		out.compute += m.compute;
-		out.unknown += m.unknown;
-	}
-	return out;
-}
-
 const costSum = (m: Money): CostSum => ({
 	totalUsd: m.unknown ? null : usd(m.known),
 	knownUsd: usd(m.known),
@@ -212,14 +200,8 @@ const expensive = (r: CostlyRun): ExpensiveRun => ({
  * stored days and days folded from runs, several for one day included.
  */
 export function statsOf(stored: readonly DayStats[], active: readonly StatsRun[] = []): RunStats {
-	const live = new Map<string, DayLedger>();
-	for (const run of active) {
-		const day = dayOf(run.createdAt);
-		const ledger = live.get(day) ?? emptyDay(day);
-		live.set(day, ledger);
-		addRun(ledger, run);
-	}
-	const days = [...stored, ...live.values()];
+	// Active runs are counted as they are now (foldRun counts only ended ones).
+	const days = [...stored, ...foldRuns(active, addRun)];
 	const counts = Object.fromEntries(
 		RUN_STATUSES.map((s) => [s, days.reduce((n, d) => n + countOf(d, s), 0)]),
 	) as Record<RunStatus, number>;

@@ -7,7 +7,7 @@ import {
 	dayOf,
 	emptyDay,
 	foldRun,
-	type StatsRun,
+	runsByDay,
 	statsPart,
 } from "../../domain/day-stats";
 import type { StatsStore } from "../stats";
@@ -73,15 +73,8 @@ export function dynamoStats(t: DynamoTable): StatsStore {
 	}
 
 	const countRuns: StatsStore["countRuns"] = async (runs) => {
-		const byDay = new Map<string, StatsRun[]>();
-		for (const run of runs) {
-			const day = dayOf(run.createdAt);
-			const list = byDay.get(day) ?? [];
-			list.push(run);
-			byDay.set(day, list);
-		}
 		await Promise.all(
-			[...byDay].map(([day, list]) =>
+			[...runsByDay(runs)].map(([day, list]) =>
 				change(day, (ledger) => list.reduce((changed, r) => foldRun(ledger, r) || changed, false)),
 			),
 		);

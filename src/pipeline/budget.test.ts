@@ -143,6 +143,47 @@ describe("the run's cost limit", () => {
 		expect(w.comments(issueId).at(-1)).toContain("nobody approved");
 		expect(w.launchesOf(runId)).toHaveLength(1);
 	});
+
+	it("a `continue` in the run's Linear session approves its request once; other words do not", async () => {
+		const { runId } = await started("Asked in the session");
+		await w.finishTask(runId, 0, 1, {
+			error: "stopped: the run's cost reached $5.10 of its $5.00 limit",
+			usage: spent(5.1),
+			budget: { spentUsd: 5.1, limitUsd: 5 },
+		});
+		await w.settle();
+		expect((await run(runId)).status).toBe("awaiting_approval");
+		const prompt = (activityId: string, body: string) =>
+			w.deps.queue.send("events", {
+				type: "session.prompted",
+				runId,
+				activityId,
+				body,
+				author: "Dana",
+				requestedAt: w.now().toISOString(),
+			});
+
+		await prompt("activity-1", "not yet, what did it spend on?");
+		await w.settle();
+		expect((await run(runId)).status).toBe("awaiting_approval");
+		expect(w.launchesOf(runId)).toHaveLength(1);
+
+		await prompt("activity-2", "continue");
+		await prompt("activity-2", "continue"); // SQS delivers at least once
+		await w.settle();
+		const resumed = await run(runId);
+		expect(resumed.status).toBe("running");
+		expect(resumed.approvals).toEqual([
+			expect.objectContaining({ by: "Dana", via: "linear", limitUsd: 10.1 }),
+		]);
+		expect(w.launchesOf(runId)).toEqual([
+			{ step: 0, attempt: 1 },
+			{ step: 0, attempt: 2 },
+		]);
+		await w.finishTask(runId, 0, 2, { prUrl: PR, branch: "feat/s", usage: spent(0.5) });
+		await w.settle();
+		expect((await run(runId)).status).toBe("succeeded");
+	});
 });
 
 describe("follow-up rounds share their pull request's budget", () => {
@@ -234,6 +275,27 @@ describe("the daily budget", () => {
 		expect(w.comments(issueId).filter((c) => c.includes("later"))).toHaveLength(1);
 
 		w.setConfig(`limits: {retry_backoff_seconds: 0, daily_budget_usd: ${limit + 10}}`);
+		await sweep(w.deps);
+		await w.settle();
+		expect((await run(next)).status).toBe("running");
+		expect(w.launchesOf(next)).toHaveLength(1);
+	});
+
+	it("starts a run the spent day kept queued once the next UTC day begins", async () => {
+		const { runId } = await started("Spends today");
+		await w.finishTask(runId, 0, 1, { prUrl: PR, branch: "feat/t", usage: spent(3) });
+		await w.settle();
+		w.setConfig("limits: {retry_backoff_seconds: 0, daily_budget_usd: 2}");
+		const { runId: next } = await started("Waits for the next day");
+		expect((await run(next)).status).toBe("queued");
+
+		// One second before midnight UTC the day is still spent; one second after, a new day.
+		const midnight = Math.ceil((w.now().getTime() + 1) / 86_400_000) * 86_400_000;
+		w.advance(midnight - w.now().getTime() - 1000);
+		await sweep(w.deps);
+		await w.settle();
+		expect((await run(next)).status).toBe("queued");
+		w.advance(2000);
 		await sweep(w.deps);
 		await w.settle();
 		expect((await run(next)).status).toBe("running");

@@ -1,3 +1,4 @@
+import { API_PACKAGE_FILES } from "../src/config/links";
 import { BUNDLED_CONFIG, deployConfig, FUNCTIONS } from "./config";
 import { eventsLink, intakeLink } from "./queues";
 import { apiSecrets } from "./secrets";
@@ -21,7 +22,14 @@ api.route("$default", {
 	timeout: `${FUNCTIONS.api.timeoutSeconds} seconds`,
 	memory: `${FUNCTIONS.api.memoryMb} MB`,
 	link: [tableLink, intakeLink, eventsLink, ...apiSecrets],
-	copyFiles: [{ from: config.configFile, to: BUNDLED_CONFIG }],
+	// The dashboard's chart library is served from files beside the bundle, not inside it (src/api/assets.ts).
+	copyFiles: [
+		{ from: config.configFile, to: BUNDLED_CONFIG },
+		...Object.values(API_PACKAGE_FILES).map((file) => ({
+			from: `node_modules/${file}`,
+			to: `node_modules/${file}`,
+		})),
+	],
 	environment: {
 		LISA_PUBLIC_URL: publicUrl,
 		LISA_CONFIG: BUNDLED_CONFIG,

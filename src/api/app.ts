@@ -6,9 +6,11 @@ import { secureHeaders } from "hono/secure-headers";
 import { githubWebhook } from "../integrations/github/webhook";
 import { linearWebhook } from "../integrations/linear/webhook";
 import { trelloWebhook } from "../integrations/trello/webhook";
+import { assetRoutes } from "./assets";
 import { bearerToken } from "./auth";
 import { DASHBOARD_HTML, DASHBOARD_JS } from "./dashboard";
 import type { ApiDeps } from "./deps";
+import { FAVICON } from "./favicon";
 import { openApiDocument } from "./openapi";
 import { runsRoutes } from "./runs";
 
@@ -39,6 +41,21 @@ function bodyAtMost(max: number): MiddlewareHandler {
 	};
 }
 
+/**
+ * 404 for a path no /api route serves, before the token is asked for: the same answer with any
+ * token or none, so it tells nothing but that the path does not exist (the routes themselves are
+ * public, in /api/openapi.json).
+ */
+function knownPaths(routes: Hono["routes"]): MiddlewareHandler {
+	const patterns = routes
+		.filter((r) => r.method !== "ALL")
+		.map((r) => new RegExp(`^/api${r.path.replace(/:[^/]+/g, "[^/]+")}$`));
+	return async (c, next) => {
+		if (!patterns.some((p) => p.test(c.req.path))) return c.json({ error: "not found" }, 404);
+		await next();
+	};
+}
+
 /** The one Hono app: served by @hono/node-server locally and by hono/aws-lambda in AWS. */
 export function createApp(deps: ApiDeps): Hono {
 	const app = new Hono();
@@ -50,14 +67,22 @@ export function createApp(deps: ApiDeps): Hono {
 		contentSecurityPolicy: {
 			defaultSrc: ["'self'"],
 			scriptSrc: ["'self'"],
-			styleSrc: ["'unsafe-inline'"],
+			// uPlot's stylesheet (/assets), and the inline styles it and the page set.
+			styleSrc: ["'self'", "'unsafe-inline'"],
 		},
 	});
 	app.get("/", dashboard, (c) => c.html(DASHBOARD_HTML));
 	app.get("/runs/:id", dashboard, (c) => c.html(DASHBOARD_HTML));
+	app.get("/favicon.ico", (c) =>
+		c.body(FAVICON, 200, {
+			"content-type": "image/x-icon",
+			"cache-control": "public, max-age=86400",
+		}),
+	);
 	app.get("/dashboard.js", (c) =>
 		c.body(DASHBOARD_JS, 200, { "content-type": "text/javascript; charset=utf-8" }),
 	);
+	assetRoutes(app);
 
 	const webhooks = new Hono();
 	webhooks.use(bodyAtMost(MAX_WEBHOOK_BYTES));
@@ -85,9 +110,10 @@ export function createApp(deps: ApiDeps): Hono {
 		openApi ??= JSON.stringify(openApiDocument(deps.settings.publicUrl));
 		return c.body(openApi, 200, { "content-type": "application/json" });
 	});
-	app.use("/api/*", bodyAtMost(MAX_API_BYTES));
+	const api = runsRoutes(deps);
+	app.use("/api/*", knownPaths(api.routes), bodyAtMost(MAX_API_BYTES));
 	app.use("/api/*", bearerToken({ admin: deps.settings.apiToken, read: deps.settings.readToken }));
-	app.route("/api", runsRoutes(deps));
+	app.route("/api", api);
 
 	app.notFound((c) => c.json({ error: "not found" }, 404));
 	app.onError((err, c) => {

@@ -1,6 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 
+/** What the token presented may do: everything, or only read (GET /api/whoami tells the dashboard). */
+export type Role = "admin" | "read";
+export type AuthEnv = { Variables: { role: Role } };
+
 const digest = (s: string) => createHash("sha256").update(s).digest();
 const CHALLENGE = { "www-authenticate": 'Bearer realm="lisa"' };
 const READS = new Set(["GET", "HEAD"]);
@@ -11,7 +15,7 @@ const READS = new Set(["GET", "HEAD"]);
  * read, and gets 403 elsewhere. Every other failure is 401 — including a malformed header (hono's
  * bearerAuth answers 400 there) — and without an admin token the API is closed.
  */
-export function bearerToken(tokens: { admin?: string; read?: string }): MiddlewareHandler {
+export function bearerToken(tokens: { admin?: string; read?: string }): MiddlewareHandler<AuthEnv> {
 	const admin = tokens.admin ? digest(tokens.admin) : undefined;
 	const read = tokens.read ? digest(tokens.read) : undefined;
 	return async (c, next) => {
@@ -34,6 +38,7 @@ export function bearerToken(tokens: { admin?: string; read?: string }): Middlewa
 				{ error: "this token is read-only: actions need the admin token (LISA_API_TOKEN)" },
 				403,
 			);
+		c.set("role", isAdmin ? "admin" : "read");
 		await next();
 	};
 }

@@ -1,3 +1,4 @@
+import { UPLOT_CSS, UPLOT_JS } from "./assets";
 import { dashboardMain } from "./dashboard-script";
 
 // The dashboard page: static HTML over the runs API, no build step. It holds no data itself; the
@@ -47,7 +48,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   table { border-collapse: collapse; width: 100%; background: #fff; }
   th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
   th { font-size: 12px; color: var(--muted); font-weight: 600; }
-  #runs td:first-child, #runs td:nth-child(2) { white-space: nowrap; }
+  #runs td:first-child, #runs td:nth-child(2), td.started, td.now { white-space: nowrap; }
   .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #fdf0d5; color: var(--busy); }
   .badge.succeeded, .badge.completed { background: #e6f4ea; color: var(--ok); }
   .badge.failed, .badge.crashed, .badge.stuck { background: #fce8e6; color: var(--bad); }
@@ -55,6 +56,8 @@ export const DASHBOARD_HTML = `<!doctype html>
   .badge.awaiting_approval { background: #e8eafd; color: #3730a3; }
   .unknown { text-decoration: underline dotted; cursor: help; }
   .attempts { font-size: 12px; }
+  .files summary { cursor: pointer; font-size: 12px; color: var(--muted); }
+  .files ul { margin: 4px 0 0; padding-left: 16px; font-size: 12px; }
   .approval { background: #e8eafd; border: 1px solid #c7cbf6; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
   .error { color: var(--bad); white-space: pre-wrap; }
   .muted { color: var(--muted); }
@@ -62,11 +65,26 @@ export const DASHBOARD_HTML = `<!doctype html>
   #login { background: #fff; padding: 16px; max-width: 520px; }
   code { background: #eef0f3; padding: 1px 4px; border-radius: 3px; }
   button { cursor: pointer; }
-  #notice { margin: 6px 0; }
+  .notice { margin: 6px 0; padding: 6px 10px; background: #fff; border: 1px solid var(--line); border-radius: 6px; }
+  .notice.error { border-color: #f3b8b3; }
+  .notice .dismiss { border: 0; background: none; font-size: 16px; line-height: 1; color: var(--muted); }
+  #modes { margin-left: auto; }
+  #charts { display: flex; flex-wrap: wrap; gap: 14px; margin-bottom: 14px; }
+  .chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; }
+  .chart h4 { margin: 0 0 4px; font-size: 13px; }
+  .uplot .u-legend { font-size: 12px; }
+  /* The wall view (?wall=1): a screen across the room — full width, large type. */
+  body.wall { font-size: 20px; }
+  body.wall main { max-width: none; padding: 16px 28px; }
+  body.wall .stat b { font-size: 32px; }
+  body.wall .stat span, body.wall th, body.wall .badge { font-size: 16px; }
+  body.wall .chart h4 { font-size: 18px; }
+  body.wall .filters { display: none; }
 </style>
+<link rel="stylesheet" href="${UPLOT_CSS}">
 </head>
 <body>
-<header><a href="/">Lisa</a><span class="muted" id="where"></span><span class="muted" id="live"></span></header>
+<header><a href="/">Lisa</a><span class="muted" id="where"></span><span class="muted" id="live"></span><span id="modes"></span></header>
 <main>
   <form id="login" hidden>
     <p>Paste an API token: the read-only token is enough to watch (<code>npm start</code> prints both; in AWS they are the <code>ReadToken</code> and <code>ApiToken</code> secrets).</p>
@@ -75,6 +93,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   <section id="stats"></section>
   <div id="view"></div>
 </main>
+<script src="${UPLOT_JS}"></script>
 <script src="/dashboard.js"></script>
 </body>
 </html>

@@ -17,6 +17,7 @@ import {
 	statsAnswer,
 	statsQuery,
 	streamQuery,
+	whoamiAnswer,
 } from "./schemas";
 
 // The OpenAPI 3.1 document of /api/*, generated from the same zod schemas the routes validate with.
@@ -80,9 +81,10 @@ export function openApiDocument(serverUrl?: string) {
 					responses: {
 						202: answer("Queued; the run's id", startedAnswer),
 						400: error(
-							"Not JSON, no issue, an issue over 512 characters or with spaces, or a source other than the configured one",
+							"Not JSON, no issue, an issue that is not a string, over 512 characters or with spaces, or a source other than the configured one",
 						),
 						413: tooLarge,
+						503: error("No config, or an invalid one (`issues` says what is wrong in it)"),
 						...adminOnly,
 					},
 				},
@@ -198,6 +200,12 @@ export function openApiDocument(serverUrl?: string) {
 						400: error("A bad window"),
 						...adminOnly,
 					},
+				},
+			},
+			"/api/whoami": {
+				get: {
+					summary: "What the token presented may do",
+					responses: { 200: answer("The token's role", whoamiAnswer), ...denied },
 				},
 			},
 			"/api/openapi.json": {

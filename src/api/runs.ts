@@ -1,10 +1,12 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type * as z from "zod";
+import { formatProblem } from "../config/schema";
 import { isTerminalRun } from "../domain/states";
 import { requestRun } from "../pipeline/request";
 import { approveRequested, cancelRequested, requestAgain } from "../queue/messages";
 import { InvalidCursor } from "../store";
+import type { AuthEnv } from "./auth";
 import type { ApiDeps } from "./deps";
 import { runDetailView, runView } from "./run-view";
 import {
@@ -45,8 +47,11 @@ async function paged(c: { json: (b: unknown, s: 400) => Response }, read: () => 
 	}
 }
 
-export function runsRoutes(deps: ApiDeps): Hono {
-	const api = new Hono();
+export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
+	const api = new Hono<AuthEnv>();
+
+	// What the token may do, so a page offers only the actions it can take (the dashboard).
+	api.get("/whoami", (c) => c.json({ role: c.get("role") }));
 
 	api.get("/runs", zValidator("query", listQuery, validationError), (c) =>
 		paged(c, async () => {
@@ -102,19 +107,30 @@ export function runsRoutes(deps: ApiDeps): Hono {
 		if (!parsed.success) return validationError(parsed, c) as Response;
 		const body = parsed.data;
 		const state = deps.config();
-		const configured = state.status === "ok" ? state.config.source : undefined;
-		if (body.source && configured && body.source !== configured)
+		// A run needs the config (its repos, its tracker): refused now, not failed later. 503: the
+		// request is fine, Lisa is not ready for it.
+		if (state.status === "missing")
+			return c.json(
+				{
+					error: `no config at ${state.file}: runs cannot start until there is one (npx lisa init)`,
+				},
+				503,
+			);
+		if (state.status === "invalid")
+			return c.json(
+				{
+					error: `the config ${state.file} is invalid: runs cannot start until it is fixed (npx lisa doctor)`,
+					issues: state.error.problems.map(formatProblem),
+				},
+				503,
+			);
+		const configured = state.config.source;
+		if (body.source && body.source !== configured)
 			return c.json(
 				{ error: `source ${body.source} is not the configured source (${configured})` },
 				400,
 			);
-		const source = body.source ?? configured;
-		if (!source)
-			return c.json(
-				{ error: `no source given and no usable config (${state.status} ${state.file})` },
-				400,
-			);
-		const id = await requestRun(deps, source, { id: body.issue }, "api");
+		const id = await requestRun(deps, configured, { id: body.issue }, "api");
 		return c.json({ id }, 202);
 	});
 

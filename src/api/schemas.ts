@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
+import { stepChangesSchema } from "../domain/changes";
 import { FOLLOW_UP_TRIGGERS } from "../domain/follow-up";
 import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
 import { TRIGGERS } from "../domain/run";
@@ -10,7 +11,10 @@ import { attemptUsageSchema, tokenUsageSchema } from "../domain/usage";
 // document is generated from them, and the contract tests hold the answers to them.
 
 const time = z
-	.union([z.iso.datetime({ offset: true }), z.iso.date()])
+	.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+		error:
+			"expected an ISO 8601 date-time with its zone (2026-01-31T09:00:00Z) or a date (2026-01-31)",
+	})
 	.transform((v) => new Date(v).toISOString())
 	.meta({ description: "ISO 8601 date-time or date (UTC midnight)" });
 
@@ -66,10 +70,26 @@ export const statsQuery = z.object({
 	until: time.optional().meta({ description: "Window end, exclusive (default: now)" }),
 });
 
+const jsonKind = (v: unknown) =>
+	v === null
+		? "null"
+		: Array.isArray(v)
+			? "a list"
+			: typeof v === "object"
+				? "an object"
+				: `a ${typeof v}`;
+const ISSUE_REQUIRED = "issue is required: an id, key (ENG-123) or URL";
+// A number is refused, not read as text: 123 could be GitHub's issue number or a Linear id, and
+// JSON numbers lose digits past 2^53; "123" in quotes says which one is meant.
 const issue = z
-	.union([z.string(), z.number()], { error: "issue is required: an id, key (ENG-123) or URL" })
-	.transform((v) => String(v).trim())
-	.pipe(z.string().min(1, "issue is required: an id, key (ENG-123) or URL"))
+	.string({
+		error: (i) =>
+			i.input === undefined
+				? ISSUE_REQUIRED
+				: `must be a string (an id, key or URL in quotes, e.g. "123"), not ${jsonKind(i.input)}`,
+	})
+	.trim()
+	.pipe(z.string().min(1, ISSUE_REQUIRED))
 	.pipe(issueRefSchema);
 
 export const startBody = z.object({
@@ -143,6 +163,14 @@ const stepView = z.looseObject({
 	heartbeatAt: z.string().optional(),
 	branch: z.string().optional(),
 	prUrl: z.string().optional(),
+	prTitle: z
+		.string()
+		.optional()
+		.meta({ description: "The title the step's pull request was opened with" }),
+	changes: stepChangesSchema.optional().meta({
+		description:
+			"What the published commit changed since the base (a follow-up round: since the head it started from), as `git diff --numstat` counts it: totals over every file, at most 50 listed, most changed first; a binary file counts 0/0 and is marked",
+	}),
 	error: z.string().optional(),
 	launchedAt: z.string().optional(),
 	finishedAt: z.string().optional(),
@@ -372,6 +400,9 @@ export const statsAnswer = z.object({
 				runs: z.number().int(),
 				succeeded: z.number().int(),
 				failed: z.number().int(),
+				cancelled: z.number().int(),
+				successRate: z.number().nullable(),
+				timeToPr: spread,
 				cost: costSum,
 			}),
 		)
@@ -396,6 +427,12 @@ export const rebuiltAnswer = z.object({
 	runs: z.number().int().meta({ description: "Runs read (each counted once, ever)" }),
 	truncated: z.boolean().meta({
 		description: "More runs than one rebuild reads: the oldest left out (ask again for them)",
+	}),
+});
+
+export const whoamiAnswer = z.object({
+	role: z.enum(["admin", "read"]).meta({
+		description: "admin: the API token, may act; read: the read-only token, may only read",
 	}),
 });
 

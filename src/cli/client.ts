@@ -55,9 +55,23 @@ export class LisaClient {
 	constructor(readonly conn: Connection) {}
 
 	/** GETs an API path; `notFound` is the message for a 404. */
-	async get<T>(
+	get<T>(
 		p: string,
 		query: Record<string, string | undefined> = {},
+		notFound?: string,
+	): Promise<Answer<T>> {
+		return this.request<T>("GET", p, query, notFound);
+	}
+
+	/** POSTs to an API path without a body (the run actions); `notFound` is the message for a 404. */
+	post<T>(p: string, notFound?: string): Promise<Answer<T>> {
+		return this.request<T>("POST", p, {}, notFound);
+	}
+
+	private async request<T>(
+		method: "GET" | "POST",
+		p: string,
+		query: Record<string, string | undefined>,
 		notFound?: string,
 	): Promise<Answer<T>> {
 		const url = new URL(`${this.conn.url}${p}`);
@@ -65,6 +79,7 @@ export class LisaClient {
 		let res: Response;
 		try {
 			res = await fetch(url, {
+				method,
 				headers: {
 					accept: "application/json",
 					...(this.conn.token ? { authorization: `Bearer ${this.conn.token}` } : {}),

@@ -3,7 +3,7 @@ import { readSettings } from "../config/settings";
 import { LisaClient, resolveConnection } from "./client";
 import { CliError, exitWith } from "./exit";
 
-// The commands that inspect or set up Lisa (`start` and `run` are in main.ts). Each imports its
+// The commands that inspect, act on or set up Lisa (`start` and `run` are in main.ts). Each imports its
 // implementation when it runs, so no command pays for another's dependencies (the SDKs, yaml).
 
 const print = (line: string) => console.log(line);
@@ -22,6 +22,14 @@ const connection = {
 
 const clientFor = (args: { url?: string; token?: string }) =>
 	new LisaClient(resolveConnection(args, process.env));
+
+/** An `--interval`: seconds between polls, more than none and at most a day (a timer's range). */
+export function intervalSeconds(text: string): number {
+	const seconds = Number(text);
+	if (!(seconds > 0 && seconds <= 86_400))
+		throw new CliError(`--interval must be a number of seconds > 0 and ≤ 86400 (got "${text}")`);
+	return seconds;
+}
 
 export const runs = defineCommand({
 	meta: { name: "runs", description: "List runs, newest first" },
@@ -77,8 +85,7 @@ export const status = defineCommand({
 	},
 	run: ({ args }) =>
 		exitWith(async () => {
-			const interval = Number(args.interval);
-			if (!(interval > 0)) throw new CliError("--interval must be a number of seconds > 0");
+			const interval = intervalSeconds(args.interval);
 			const { statusCommand } = await import("./status");
 			return statusCommand(
 				clientFor(args),
@@ -93,6 +100,59 @@ export const status = defineCommand({
 					isTTY: process.stdout.isTTY === true,
 					columns: process.stdout.columns || 120,
 				},
+			);
+		}),
+});
+
+const runIdArg = { type: "positional", required: true, description: "The run's id" } as const;
+
+export const cancel = defineCommand({
+	meta: { name: "cancel", description: "Cancel an active run (its tasks are stopped)" },
+	args: { runId: runIdArg, ...connection },
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./actions")).cancelCommand(clientFor(args), args.runId, print),
+		),
+});
+
+export const retry = defineCommand({
+	meta: { name: "retry", description: "Start a finished run's issue again, as a new run" },
+	args: { runId: runIdArg, ...connection },
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./actions")).retryCommand(clientFor(args), args.runId, print),
+		),
+});
+
+export const logs = defineCommand({
+	meta: {
+		name: "logs",
+		description: "A run's timeline with its agents' output (followed to its end with --follow)",
+	},
+	args: {
+		runId: runIdArg,
+		follow: {
+			type: "boolean",
+			alias: "f",
+			description: "Print new entries until the run ends (exit 0 if it succeeded, else 1)",
+		},
+		json: { type: "boolean", description: "One JSON line per entry, as the API has it" },
+		interval: { type: "string", default: "1", description: "Seconds between polls with --follow" },
+		...connection,
+	},
+	run: ({ args }) =>
+		exitWith(async () => {
+			const interval = intervalSeconds(args.interval);
+			const { logsCommand } = await import("./logs");
+			return logsCommand(
+				clientFor(args),
+				{
+					runId: args.runId,
+					follow: args.follow === true,
+					json: args.json === true,
+					intervalSeconds: interval,
+				},
+				(t) => process.stdout.write(t),
 			);
 		}),
 });

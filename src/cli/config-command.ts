@@ -18,7 +18,7 @@ export interface ConfigOptions {
 function effective(file: string): LisaConfig {
 	const state = loadConfig(file);
 	if (state.status === "missing")
-		throw new CliError(`no config at ${file}: run \`lisa init\` (or set LISA_CONFIG)`);
+		throw new CliError(`no config at ${file}: run \`npx lisa init\` (or set LISA_CONFIG)`);
 	if (state.status === "invalid") throw new CliError(state.error.message);
 	return state.config;
 }
@@ -30,7 +30,7 @@ async function setValue(file: string, assignment: string, print: (l: string) => 
 	try {
 		text = readFileSync(file, "utf8");
 	} catch {
-		throw new CliError(`no config at ${file}: run \`lisa init\` first (or set LISA_CONFIG)`);
+		throw new CliError(`no config at ${file}: run \`npx lisa init\` first (or set LISA_CONFIG)`);
 	}
 	const doc = parseDocument(text);
 	if (doc.errors.length) throw new CliError(`${file} is not valid YAML: fix it by hand first`);

@@ -1,4 +1,5 @@
 import { type Document, isMap, isScalar, isSeq, type Node, parseDocument, stringify } from "yaml";
+import { nearest } from "../config/nearest";
 import { CliError } from "./exit";
 
 // Dotted paths into the config (`limits.max_attempts`, `repos.0.name`): reading the effective
@@ -28,7 +29,12 @@ export function getPath(config: unknown, pathText: string): unknown {
 					? `it has ${here.length} item(s)`
 					: `it has: ${Object.keys(here).join(", ")}`
 				: "it is not a mapping or a list";
-			throw new CliError(`no "${pathText}" in the config: ${at} has no ${key} (${has})`);
+			const near =
+				isObject(here) && !Array.isArray(here)
+					? nearest(String(key), Object.keys(here))
+					: undefined;
+			const meant = near ? `: did you mean \`${[...walked, near].join(".")}\`?` : "";
+			throw new CliError(`no "${pathText}" in the config: ${at} has no ${key} (${has})${meant}`);
 		}
 		walked.push(key);
 		here = next;

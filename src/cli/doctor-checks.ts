@@ -9,6 +9,7 @@ import type { Settings } from "../config/settings";
 import { statusOf } from "../integrations/github/issues";
 import { linearClient } from "../integrations/linear/client";
 import { TRELLO_API_URL } from "../integrations/trello/http";
+import { PINNED_CLIS, withPinnedClis } from "../local/pinned-clis";
 import {
 	type Check,
 	configCheck,
@@ -44,7 +45,7 @@ async function within<T>(ms: number, work: (signal: AbortSignal) => Promise<T>):
 const timedOut = (what: string, where: string): Check => ({
 	ok: false,
 	label: `${what} did not answer within ${TIMEOUT_MS / 1000} s (${where})`,
-	hint: "check the network and the *_API_URL override, then run `lisa doctor` again",
+	hint: "check the network and the *_API_URL override, then run `npx lisa doctor` again",
 });
 
 const reason = (err: unknown) => {
@@ -86,8 +87,15 @@ const INSTALL: Record<string, string> = {
 	codex: "npm i -g @openai/codex (and set OPENAI_API_KEY)",
 };
 
-/** One check per provider the `models` chain names. */
-export function agentChecks(config: LisaConfig, env: NodeJS.ProcessEnv): Check[] {
+/**
+ * One check per provider the `models` chain names. A CLI counts when it is on PATH or among the
+ * pinned ones `npm install` put in `pinned` (agents/): what the local stack runs (README › Quick start).
+ */
+export function agentChecks(
+	config: LisaConfig,
+	env: NodeJS.ProcessEnv,
+	pinned = PINNED_CLIS,
+): Check[] {
 	const specs = config.models.map(parseModelSpec);
 	return [...new Set(specs.map((s) => s.provider))].map((provider): Check => {
 		if (provider === "builtin") {
@@ -103,12 +111,12 @@ export function agentChecks(config: LisaConfig, env: NodeJS.ProcessEnv): Check[]
 					}
 				: { ok: true, label: `builtin agent: ${env.LISA_LLM_BASE_URL}` };
 		}
-		const file = onPath(provider, env);
+		const file = onPath(provider, withPinnedClis(env, pinned));
 		return file
 			? { ok: true, label: `${provider} agent CLI: ${file}` }
 			: {
 					ok: false,
-					label: `${provider} agent CLI is not on PATH (models: ${config.models.join(", ")})`,
+					label: `${provider} agent CLI is not on PATH or in agents/ (models: ${config.models.join(", ")})`,
 					hint: `${INSTALL[provider] ?? `install ${provider}`}, or remove it from \`models\``,
 				};
 	});

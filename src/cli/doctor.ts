@@ -19,13 +19,13 @@ export function configCheck(config: ConfigState): Check {
 		return {
 			ok: false,
 			label: `no config at ${config.file}`,
-			hint: "run `lisa init` (or copy .lisa/config.example.yaml there, or set LISA_CONFIG)",
+			hint: "run `npx lisa init` (or copy .lisa/config.example.yaml there, or set LISA_CONFIG)",
 		};
 	if (config.status === "invalid")
 		return {
 			ok: false,
+			// Each problem carries its own fix: a generic hint after them would only repeat them.
 			label: config.error.message,
-			hint: "fix the fields named above, e.g. `lisa config --set <field>=<value>`",
 		};
 	const c = config.config;
 	return {
@@ -70,12 +70,20 @@ export interface Readiness {
 	missing: string[];
 }
 
-export function readiness(settings: Settings, config: ConfigState): Readiness {
+/** `agents`: the checks of the agent CLIs the config's `models` needs (none without a config). */
+export function readiness(
+	settings: Settings,
+	config: ConfigState,
+	agents: Check[] = [],
+): Readiness {
 	const ok: string[] = [];
 	const missing: string[] = [];
 	const cfg = configCheck(config);
 	if (cfg.ok === true) ok.push(cfg.label);
 	else missing.push(config.status === "missing" ? `${cfg.label}: ${cfg.hint}` : cfg.label);
+	for (const a of agents)
+		if (a.ok === true) ok.push(a.label);
+		else if (a.ok === false) missing.push(a.hint ? `${a.label}: ${a.hint}` : a.label);
 
 	const source = config.status === "ok" ? config.config.source : "linear";
 	const credentials = trackerCredentialsMissing(source, settings);
@@ -123,9 +131,13 @@ export function banner(input: {
 	agentUids?: { first: number; last: number };
 	readiness: Readiness;
 }): string {
+	// What needs fixing first (the config's problems before the rest), then how to reach Lisa.
 	const lines = [
 		"",
 		`Lisa is up at ${input.url}`,
+		...(input.readiness.missing.length
+			? ["  needs attention:", ...input.readiness.missing.map((l) => `  ✗ ${l}`), ""]
+			: []),
 		`  health:        ${input.url}/healthz`,
 		`  dashboard:     ${input.url}/`,
 		`  runs API:      ${input.url}/api/runs`,
@@ -134,13 +146,13 @@ export function banner(input: {
 		`  Linear hook:   ${input.publicUrl}/webhooks/linear`,
 		`  Trello hook:   ${trelloCallbackUrl(input.publicUrl)}`,
 		`  GitHub hook:   ${input.publicUrl}/webhooks/github`,
-		"  polling mode:  npm run lisa -- run (no public URL needed)",
-		"  command line:  npm run lisa -- status | runs | doctor (README › Command line)",
+		"  polling mode:  npx lisa run (no public URL needed)",
+		"  command line:  npx lisa status | runs | logs | cancel | retry | doctor (README › Command line)",
 		`  data dir:      ${input.dataDir}`,
 		agentsLine(input.agentUids),
 		"",
 		...input.readiness.ok.map((l) => `  ✓ ${l}`),
-		...input.readiness.missing.map((l) => `  ✗ ${l}`),
+		"  stop it:       Ctrl-C, or kill the npm process or its process group (README › Quick start)",
 		"",
 	];
 	return lines.join("\n");

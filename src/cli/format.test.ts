@@ -4,6 +4,8 @@ import { NO_COST } from "../domain/cost";
 import {
 	changedLines,
 	duration,
+	eventLine,
+	logLines,
 	overview,
 	redraw,
 	runDetail,
@@ -91,17 +93,108 @@ describe("formatting", () => {
 					}),
 				],
 			}),
-			[{ id: "e1", at: "2025-01-01T10:00:01.000Z", type: "run.started", message: "started" }],
+			[
+				{ id: "e1", at: "2025-01-01T10:00:01.000Z", type: "run.started", message: "started" },
+				{
+					id: "e2",
+					at: "2025-01-01T10:00:02.000Z",
+					type: "step.launched",
+					step: 1,
+					message: "step 1 (api) attempt 2 started as t-1",
+				},
+			],
 		);
 		expect(lines).toEqual([
 			'run 01RUN  running  linear ENG-7 "Fix it"  (webhook, since 10:00:00)',
 			"  cost $0.00: 0 tokens, 0 agent minutes  (model $0.00, compute $0.00; limit $10.00)",
 			"  steps:",
-			"    #0  (plan)  succeeded  attempt 1  -              -         -",
-			"    #1  api     running    attempt 2  in_progress    claude    -         feat/eng-7-fix-it",
+			"    plan  -    succeeded  attempt 1  -              -         -",
+			"    #1    api  running    attempt 2  in_progress    claude    -         feat/eng-7-fix-it",
 			"  timeline:",
 			"    10:00:01  run.started  started",
+			// The step as every view numbers it (src/domain/step-label.ts): the index 1 is step 1.
+			"    10:00:02  step.launched #1  step 1 (api) attempt 2 started as t-1",
 		]);
+	});
+
+	it("lisa logs numbers steps as every view does, and prints an agent's output without its escape codes", () => {
+		const steps = [
+			step({ index: 0, repo: "*", kind: "plan", status: "succeeded", attempt: 1 }),
+			step({ index: 1, repo: "api", status: "running", attempt: 1 }),
+		];
+		const ESC = "\u001b";
+		const output = {
+			id: "e1",
+			at: "2025-01-01T10:00:01.000Z",
+			type: "agent.output",
+			step: 1,
+			// What an agent (steered by an issue's text) could print to take over a reader's terminal.
+			message: `${ESC}[32mok${ESC}[0m\r\n${ESC}]52;c;cGF5bG9hZA==\u0007${ESC}[2Jdone\n`,
+		};
+		expect(logLines(output, steps)).toEqual(["10:00:01  agent.output #1  ok", "    done"]);
+		expect(logLines({ ...output, step: 0, message: "planned" }, steps)).toEqual([
+			"10:00:01  agent.output plan  planned",
+		]);
+		expect(eventLine(output, steps)).toBe("10:00:01  agent.output #1  ok done");
+	});
+
+	it("a run's detail prints the tracker's title and the errors without their escape codes", () => {
+		const ESC = "\u001b";
+		// An issue's title is whoever filed it; an error quotes what an agent printed.
+		const lines = runDetail(
+			run({
+				title: `Fix ${ESC}]0;pwned\u0007it${ESC}[2J`,
+				status: "failed",
+				error: `claude exited: ${ESC}[31mboom${ESC}[0m`,
+				steps: [
+					step({
+						index: 0,
+						repo: "api",
+						status: "failed",
+						attempt: 1,
+						error: `${ESC}[1Aover\rwrite`,
+					}),
+				],
+			}),
+			[],
+		);
+		for (const control of [ESC, "\r", "\u0007"]) expect(lines.join("\n")).not.toContain(control);
+		expect(lines[0]).toContain('ENG-7 "Fix it"');
+		expect(lines).toContain("  error: claude exited: boom");
+		expect(lines.find((l) => l.includes("#1"))).toMatch(/error: overwrite$/);
+	});
+
+	it("a step's line is followed by what its pull request changed and its title, on one line", () => {
+		const lines = runDetail(
+			run({
+				status: "succeeded",
+				finishedAt: "2025-01-01T10:05:00.000Z",
+				steps: [
+					step({
+						index: 0,
+						repo: "api",
+						status: "succeeded",
+						attempt: 1,
+						prUrl: "https://x/pr/1",
+						prTitle: "feat: add health check\u001b[2J",
+						changes: {
+							files: 3,
+							additions: 120,
+							deletions: 8,
+							list: [{ path: "src/health.ts", additions: 100, deletions: 0 }],
+						},
+					}),
+					step({ index: 1, repo: "web", status: "succeeded", attempt: 1, prTitle: "feat: web" }),
+					step({ index: 2, repo: "docs", status: "failed", attempt: 1 }),
+				],
+			}),
+			[],
+		);
+		const steps = lines.slice(lines.indexOf("  steps:") + 1);
+		expect(steps[1]).toBe('        3 files +120 −8 · "feat: add health check [2J"');
+		expect(steps[3]).toBe('        "feat: web"');
+		expect(steps[4]).toMatch(/^ {4}#3 {2}docs/);
+		expect(steps).toHaveLength(5);
 	});
 
 	it("a run's detail lists its follow-up rounds; a round names its parent", () => {
@@ -225,7 +318,7 @@ describe("formatting", () => {
 			`  approve: curl -X POST -H "Authorization: Bearer $LISA_API_TOKEN" http://lisa.example:8787/api/runs/01RUN/approve [-d '{"limitUsd": 15.02}']`,
 			"           or the dashboard (/runs/01RUN, admin token), or reply `/lisa continue` on its pull request or Linear session",
 			"  steps:",
-			"    #0  api  pending    attempt 2  -              claude    $5.02",
+			"    #1  api  pending    attempt 2  -              claude    $5.02",
 		]);
 	});
 

@@ -1,9 +1,12 @@
 import type { EventAnswer, RunAnswer, StatsAnswer, StepAnswer } from "../api/schemas";
+import { changesLine, cleanTitle } from "../domain/changes";
 import { costLine, usd } from "../domain/cost";
+import { printable } from "../domain/printable";
 import { oneLine } from "../domain/redact";
 import { RUN_STATUSES } from "../domain/states";
+import { stepNumber } from "../domain/step-label";
 
-// Pure text for `lisa runs` and `lisa status`: no I/O, no clock (callers pass `now`).
+// Pure text for `lisa runs`, `lisa status` and `lisa logs`: no I/O, no clock (callers pass `now`).
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export function table(header: string[], rows: string[][]): string[] {
@@ -31,6 +34,10 @@ export function runDuration(run: Pick<RunAnswer, "createdAt" | "finishedAt">, no
 	return duration((end - Date.parse(run.createdAt)) / 1000);
 }
 
+// An issue's title, an error, an event's message are partly others' text (the tracker's, an
+// agent's output): printed on one line without their escape codes, which could take over a terminal.
+export const shown = (text: string, max: number) => oneLine(printable(text), max);
+
 const issueName = (run: Pick<RunAnswer, "issueKey" | "issueId">) => run.issueKey ?? run.issueId;
 const codeSteps = (run: RunAnswer) => run.steps.filter((s) => s.kind !== "plan");
 const unique = (xs: (string | undefined)[]) => [...new Set(xs.filter((x): x is string => !!x))];
@@ -50,11 +57,18 @@ export function runsTable(runs: RunAnswer[], now: Date): string[] {
 	);
 }
 
-function stepLine(step: StepAnswer, repoWidth: number): string {
-	const repo = step.kind === "plan" ? "(plan)" : step.repo;
+/** "plan", "#1", "#2"…: the numbering every view uses (src/domain/step-label.ts). */
+function stepTag(steps: readonly StepAnswer[], index: number): string {
+	const n = stepNumber(steps, index);
+	return n === "plan" ? n : `#${n}`;
+}
+
+function stepLine(steps: readonly StepAnswer[], step: StepAnswer, repoWidth: number): string {
+	const repo = step.kind === "plan" ? "-" : step.repo;
 	const where = step.prUrl ?? step.branch ?? "";
+	const tagWidth = Math.max(...steps.map((s) => stepTag(steps, s.index).length));
 	return [
-		`#${step.index}`,
+		stepTag(steps, step.index).padEnd(tagWidth),
 		repo.padEnd(repoWidth),
 		step.status.padEnd(9),
 		`attempt ${step.attempt}`,
@@ -63,15 +77,35 @@ function stepLine(step: StepAnswer, repoWidth: number): string {
 		// A step no attempt of which ended has cost nothing yet.
 		(step.usage?.length ? usd(step.cost.totalUsd) : "-").padEnd(8),
 		where,
-		step.error ? `error: ${oneLine(step.error, 160)}` : "",
+		step.error ? `error: ${shown(step.error, 160)}` : "",
 	]
 		.join("  ")
 		.trimEnd();
 }
 
-export function eventLine(e: EventAnswer): string {
-	const step = e.step === undefined ? "" : ` #${e.step}`;
-	return `${e.at.slice(11, 19)}  ${e.type}${step}  ${oneLine(e.message, 160)}`;
+/** What a step's pull request changed, under its line: `3 files +120 −8 · "feat: add health check"`. */
+function changeLine(step: StepAnswer): string | undefined {
+	const parts = [
+		step.changes ? changesLine(step.changes) : undefined,
+		step.prTitle ? `"${oneLine(cleanTitle(step.prTitle), 100)}"` : undefined,
+	].filter(Boolean);
+	return parts.length ? parts.join(" · ") : undefined;
+}
+
+/** `10:00:01  step.launched #1  `: when, what and which step an event is. */
+function eventHead(e: EventAnswer, steps: readonly StepAnswer[]): string {
+	const step = e.step === undefined ? "" : ` ${stepTag(steps, e.step)}`;
+	return `${e.at.slice(11, 19)}  ${e.type}${step}  `;
+}
+
+export function eventLine(e: EventAnswer, steps: readonly StepAnswer[] = []): string {
+	return `${eventHead(e, steps)}${shown(e.message, 160)}`;
+}
+
+/** One event in full for `lisa logs`: its first line as eventLine's, the rest indented under it. */
+export function logLines(e: EventAnswer, steps: readonly StepAnswer[]): string[] {
+	const [first = "", ...rest] = printable(e.message).replace(/\s+$/, "").split("\n");
+	return [`${eventHead(e, steps)}${first}`, ...rest.map((l) => `    ${l}`)];
 }
 
 /** The run's cost and limit; when it waits for approval, the request and how to answer it. */
@@ -108,7 +142,7 @@ export function runDetail(
 		apiUrl,
 	}: { recent?: number /** Lisa's URL, for the approve command. */; apiUrl?: string } = {},
 ): string[] {
-	const title = run.title ? ` "${run.title}"` : "";
+	const title = run.title ? ` "${shown(run.title, 200)}"` : "";
 	// No clock here: a watched run's header changes only when the run does.
 	const when = run.finishedAt
 		? `took ${runDuration(run, new Date(run.finishedAt))}`
@@ -117,7 +151,7 @@ export function runDetail(
 		`run ${run.id}  ${run.status}  ${run.source} ${issueName(run)}${title}  (${run.trigger}, ${when})`,
 	];
 	if (run.url) lines.push(`  issue: ${run.url}`);
-	if (run.error) lines.push(`  error: ${oneLine(run.error, 300)}`);
+	if (run.error) lines.push(`  error: ${shown(run.error, 300)}`);
 	lines.push(...costLines(run, apiUrl));
 	if (run.prUrls.length) lines.push(`  PRs:   ${run.prUrls.join(" ")}`);
 	if (run.parentRunId) lines.push(`  round: ${run.round?.number ?? "?"} of run ${run.parentRunId}`);
@@ -131,13 +165,18 @@ export function runDetail(
 	for (const p of run.pendingFollowUps)
 		lines.push(`  next round: ${p.trigger} at ${p.dueAt.slice(11, 19)} on ${p.prUrl}`);
 	if (run.followUpsStopped)
-		lines.push(`  CI rounds stopped: ${oneLine(run.followUpsStopped.reason, 300)}`);
+		lines.push(`  CI rounds stopped: ${shown(run.followUpsStopped.reason, 300)}`);
 	if (run.steps.length) {
-		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 6 : s.repo.length)));
-		lines.push("  steps:", ...run.steps.map((s) => `    ${stepLine(s, width)}`));
+		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 1 : s.repo.length)));
+		lines.push("  steps:");
+		for (const s of run.steps) {
+			lines.push(`    ${stepLine(run.steps, s, width)}`);
+			const changed = changeLine(s);
+			if (changed) lines.push(`        ${changed}`);
+		}
 	} else lines.push("  steps: none yet");
 	const tail = events.slice(-recent);
-	if (tail.length) lines.push("  timeline:", ...tail.map((e) => `    ${eventLine(e)}`));
+	if (tail.length) lines.push("  timeline:", ...tail.map((e) => `    ${eventLine(e, run.steps)}`));
 	return lines;
 }
 

@@ -47,13 +47,13 @@ export async function initCommand(
 		throw new CliError(`--source must be one of ${SOURCES.join(", ")} (got "${opts.source}")`);
 	if (existsSync(opts.file) && !opts.force)
 		throw new CliError(
-			`${opts.file} already exists: pass --force to overwrite it, or change it with \`lisa config --set\``,
+			`${opts.file} already exists: pass --force to overwrite it, or change it with \`npx lisa config --set\``,
 		);
 	await mkdir(path.dirname(opts.file), { recursive: true });
 	await writeFile(opts.file, configTemplate(source));
 	print(`wrote ${opts.file} (source: ${source})`);
 	print(
-		"next: point repos at your repositories (lisa config --set repos.0.url=…), export the credentials, then run lisa doctor",
+		"next: point repos at your repositories (npx lisa config --set repos.0.url=…), export the credentials, then run npx lisa doctor",
 	);
 	return 0;
 }

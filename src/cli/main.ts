@@ -1,9 +1,23 @@
+// First (a bare import, so no sorting moves it): it decides whether citty colours its output.
+import "./plain-output";
 import { defineCommand, runMain } from "citty";
-import { config, doctor, init, runs, status } from "./commands";
+import {
+	cancel,
+	config,
+	doctor,
+	init,
+	intervalSeconds,
+	logs,
+	retry,
+	runs,
+	status,
+} from "./commands";
 import { CliError, exitWith } from "./exit";
+import { restoreNoColor } from "./plain-output";
 
 // The pinned AWS SDK warns about its future Node floor; it changes nothing for this version.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+restoreNoColor();
 
 const start = defineCommand({
 	meta: {
@@ -14,8 +28,11 @@ const start = defineCommand({
 		// Imported when used: the other commands start faster without the stack's dependencies.
 		const { startLocalStack } = await import("../local/stack");
 		const { banner, readiness } = await import("./doctor");
+		const { agentChecks } = await import("./doctor-checks");
 		const stack = await startLocalStack();
 		const { settings } = stack;
+		const config = stack.deps.config();
+		const agents = config.status === "ok" ? agentChecks(config.config, process.env) : [];
 		console.log(
 			banner({
 				url: stack.url,
@@ -24,21 +41,35 @@ const start = defineCommand({
 				readToken: stack.readToken,
 				dataDir: settings.dataDir,
 				agentUids: stack.agentUids,
-				readiness: readiness(settings, stack.deps.config()),
+				readiness: readiness(settings, config, agents),
 			}),
 		);
-		let stopping = false;
-		const shutdown = async (signal: string) => {
-			if (stopping) process.exit(1); // a second signal forces the exit
-			stopping = true;
+		let stopping: number | undefined;
+		const shutdown = async (why: string) => {
+			// One kill can arrive twice: a terminal's Ctrl-C or a kill of the process group reaches
+			// both npm and this process, and npm forwards it. Only a later one forces the exit.
+			if (stopping !== undefined) {
+				if (Date.now() - stopping > 1_000) process.exit(1);
+				return;
+			}
+			stopping = Date.now();
 			console.log(
-				`\n${signal}: stopping (running tasks are stopped and re-driven on the next start)…`,
+				`\n${why}: stopping (running tasks are stopped and re-driven on the next start)…`,
 			);
 			await stack.stop();
 			process.exit(0);
 		};
-		process.on("SIGINT", () => void shutdown("SIGINT"));
-		process.on("SIGTERM", () => void shutdown("SIGTERM"));
+		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+			process.on(signal, () => void shutdown(signal));
+		// `npm start` killed without passing the signal on (SIGHUP, SIGKILL): this process (npm's
+		// child, the script `exec`s it) is re-parented, and stops instead of serving on as an orphan.
+		// Only under npm: started some other way (`nohup node … start &`), its parent may go freely.
+		if (process.env.npm_lifecycle_event) {
+			const parent = process.ppid;
+			setInterval(() => {
+				if (process.ppid !== parent) void shutdown(`npm (process ${parent}) is gone`);
+			}, 1_000).unref();
+		}
 	},
 });
 
@@ -58,12 +89,10 @@ const run = defineCommand({
 	},
 	run: ({ args }) =>
 		exitWith(async () => {
-			const limit = Number.parseInt(args.limit, 10);
-			const interval = Number(args.interval);
-			if (!Number.isInteger(limit) || limit < 0 || !(interval > 0))
-				throw new CliError(
-					"--limit must be a whole number ≥ 0 and --interval a number of seconds > 0",
-				);
+			const limit = Number(args.limit);
+			if (!Number.isInteger(limit) || limit < 0)
+				throw new CliError(`--limit must be a whole number ≥ 0 (got "${args.limit}")`);
+			const interval = intervalSeconds(args.interval);
 			const { runCommand } = await import("./run");
 			return runCommand(
 				{
@@ -81,7 +110,7 @@ const run = defineCommand({
 
 const main = defineCommand({
 	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
-	subCommands: { start, run, runs, status, doctor, init, config },
+	subCommands: { start, run, runs, status, logs, cancel, retry, doctor, init, config },
 });
 
 runMain(main);

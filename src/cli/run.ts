@@ -11,6 +11,7 @@ import { requestRun } from "../pipeline/request";
 import { cancelRequested } from "../queue/messages";
 import { trackerFactory } from "../runtime/deps";
 import { agentsLine } from "./doctor";
+import { shown } from "./format";
 
 // `lisa run`: the original CLI's polling loop, for teams without a public URL. It starts the local
 // stack in this process and feeds it through the same intake queue a webhook uses, one issue at a
@@ -129,7 +130,7 @@ export async function pollLoop(ctx: LoopContext, opts: RunOptions): Promise<Loop
 
 		const runId = await requestRun(ctx.deps, config.source, issue, "poll");
 		print(
-			`Session ${session}: ${issueName(issue)} "${issue.title}" → run ${runId} (${ctx.deps.runUrl(runId)})`,
+			`Session ${session}: ${issueName(issue)} "${shown(issue.title, 200)}" → run ${runId} (${ctx.deps.runUrl(runId)})`,
 		);
 		const run = await waitForRun(ctx, runId);
 		if (ctx.signal.aborted && !(run && isTerminalRun(run.status))) {
@@ -141,7 +142,7 @@ export async function pollLoop(ctx: LoopContext, opts: RunOptions): Promise<Loop
 		const status = run?.status ?? "unknown";
 		result.runs.push({ runId, issue: issueName(issue), status });
 		if (status === "succeeded") print(`  succeeded: ${prUrls(run as Run).join(", ")}`);
-		else print(`  ${status}: ${run?.error ?? "no reason recorded"}`);
+		else print(`  ${status}: ${run?.error ? shown(run.error, 300) : "no reason recorded"}`);
 		if (once) break;
 	}
 	return result;
@@ -169,7 +170,7 @@ async function dryRun(
 			: (await tracker.nextIssues(issueQuery(sc)))[0];
 		print(
 			issue
-				? `[dry-run] Next issue: ${issueName(issue)} "${issue.title}"`
+				? `[dry-run] Next issue: ${issueName(issue)} "${shown(issue.title, 200)}"`
 				: `[dry-run] No issue with label '${sc.label}' in "${sc.pick_from}"`,
 		);
 	} catch (err) {

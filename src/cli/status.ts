@@ -1,9 +1,10 @@
-import type { EventAnswer, EventsAnswer, RunAnswer, RunsAnswer, StatsAnswer } from "../api/schemas";
+import type { RunAnswer, RunsAnswer, StatsAnswer } from "../api/schemas";
 import { runEnded } from "../domain/events";
 import { isTerminalRun } from "../domain/states";
 import type { LisaClient } from "./client";
 import { CliError } from "./exit";
 import { changedLines, overview, redraw, runDetail } from "./format";
+import { getRun, sleep, Timeline } from "./timeline";
 
 // `lisa status [runId] [--watch]`: one run (followed to its end with --watch), or the overview.
 
@@ -19,55 +20,6 @@ export interface Output {
 	/** A terminal: --watch redraws in place instead of printing what changed. */
 	isTTY: boolean;
 	columns: number;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The run's timeline, read incrementally: each poll resumes from the last page it read. */
-class Timeline {
-	readonly events: EventAnswer[] = [];
-	private readonly seen = new Set<string>();
-	private cursor: string | undefined;
-
-	constructor(
-		private readonly client: LisaClient,
-		private readonly runId: string,
-	) {}
-
-	async poll(): Promise<void> {
-		const path = `/api/runs/${encodeURIComponent(this.runId)}/events`;
-		for (;;) {
-			const { body } = await this.client.get<EventsAnswer>(
-				path,
-				{ limit: "500", cursor: this.cursor },
-				`no run ${this.runId}`,
-			);
-			for (const e of body.events)
-				if (!this.seen.has(e.id)) {
-					this.seen.add(e.id);
-					this.events.push(e);
-				}
-			// The last page has no next cursor: the next poll reads it again for what was added since.
-			if (!body.nextCursor || body.nextCursor === this.cursor || !body.events.length) return;
-			this.cursor = body.nextCursor;
-		}
-	}
-
-	/**
-	 * Polls until an event of `type` arrived, for at most `ms`: the pipeline records a run's end
-	 * on the run first and in its timeline just after.
-	 */
-	async until(type: string, ms: number, everyMs: number): Promise<void> {
-		const deadline = Date.now() + ms;
-		while (!this.events.some((e) => e.type === type) && Date.now() < deadline) {
-			await sleep(everyMs);
-			await this.poll();
-		}
-	}
-}
-
-async function getRun(client: LisaClient, runId: string) {
-	return client.get<RunAnswer>(`/api/runs/${encodeURIComponent(runId)}`, {}, `no run ${runId}`);
 }
 
 async function showRun(client: LisaClient, runId: string, opts: StatusOptions, out: Output) {

@@ -55,3 +55,12 @@ export interface EcsTarget {
 }
 
 export type AgentLink = Omit<EcsTarget, "size"> & { vcpu?: number; memoryGb?: number };
+
+/**
+ * Package files the API serves (the dashboard's charts, src/api/assets.ts), by their specifier: they
+ * stay out of its bundle, and infra/api.ts copies them beside it under `node_modules/`.
+ */
+export const API_PACKAGE_FILES = {
+	uplotJs: "uplot/dist/uPlot.iife.min.js",
+	uplotCss: "uplot/dist/uPlot.min.css",
+} as const;

@@ -20,8 +20,12 @@ export function parseConfigText(text: string, file: string): LisaConfig {
 			throw new ConfigError(file, [
 				{
 					field: at ? `line ${at.line}, column ${at.col}` : "",
-					message: err.message.split("\n")[0] ?? "YAML syntax error",
-					fix: "check the indentation and quoting on that line",
+					// The position is the field already: the message says it once.
+					message: (err.message.split("\n")[0] ?? "YAML syntax error").replace(
+						/ at line \d+, column \d+:?$/,
+						"",
+					),
+					fix: "check the indentation and quoting on that line (YAML indents with spaces)",
 				},
 			]);
 		}

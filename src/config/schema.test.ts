@@ -2,6 +2,18 @@ import { describe, expect, it } from "vitest";
 import { parseConfigText } from "./load";
 import { ConfigError, parseModelSpec, slugFromUrl } from "./schema";
 
+/** The problems of an invalid config, as the error prints them (`field: message — fix: …`). */
+function problemsOf(text: string): string[] {
+	try {
+		parseConfigText(text, "c.yaml");
+	} catch (err) {
+		if (err instanceof ConfigError)
+			return err.problems.map((p) => `${p.field}: ${p.message} — fix: ${p.fix}`);
+		throw err;
+	}
+	throw new Error("the config was valid");
+}
+
 const minimal = `
 repos:
   - name: api
@@ -126,6 +138,73 @@ repos:
 			/repos: .*fix: add at least one repository/,
 		);
 		expect(() => parseConfigText("repos:\n  - name: a\n   url: x", "c.yaml")).toThrow(/line 3/);
+	});
+
+	it("refuses misspelled keys at every level, naming the nearest valid one", () => {
+		const problems = problemsOf(`
+lable: lisa
+valdiate: ["npm test"]
+limits: {max_attemps: 5}
+source_config: {lable: lisa}
+comments: {enabeld: true}
+follow_up: {rewiews: false}
+pricing: {"claude:x": {input: 1, output: 2, cach_read: 1}}
+zzzzzz: 1
+repos:
+  - name: api
+    url: https://github.com/acme/api.git
+    valdiate: ["npm test"]
+    follow_up: {max_round: 1}
+`);
+		expect(problems).toEqual(
+			expect.arrayContaining([
+				"lable: unknown key — fix: did you mean `source_config.label`? (it belongs there, not here)",
+				"valdiate: unknown key — fix: did you mean `repos[].validate`? (it belongs there, not here)",
+				"limits.max_attemps: unknown key — fix: did you mean `max_attempts`?",
+				"source_config.lable: unknown key — fix: did you mean `label`?",
+				"comments.enabeld: unknown key — fix: did you mean `enabled`?",
+				"follow_up.rewiews: unknown key — fix: did you mean `reviews`?",
+				"pricing.claude:x.cach_read: unknown key — fix: did you mean `cache_read`?",
+				"repos.0.valdiate: unknown key — fix: did you mean `validate`?",
+				"repos.0.follow_up.max_round: unknown key — fix: did you mean `max_rounds`?",
+			]),
+		);
+		expect(problems.find((p) => p.startsWith("zzzzzz:"))).toMatch(
+			/remove it; valid keys here: source, provider, models, .*repos, limits/,
+		);
+		expect(problems).toHaveLength(10);
+		const empty = problemsOf(`${minimal}"": 1\nlimits: {"": 2}`);
+		expect(empty).toHaveLength(2);
+		expect(empty).toEqual(
+			expect.arrayContaining([
+				expect.stringMatching(/^"": unknown key — fix: remove it; valid keys here: source, /),
+				expect.stringMatching(/^limits\."": unknown key — fix: remove it; valid keys here: max_/),
+			]),
+		);
+	});
+
+	it("still accepts every key it accepts as an alias (the original CLI's)", () => {
+		const c = parseConfigText(
+			`github: t\nloop: {a: 1}\nlogs: x\nworkflow: branch
+source_config: {board: a, list: b, initial_status: c, active_status: d, done_status: e}
+repos: [{name: a, path: ./x, lifecycle: {setup: [make]}}]`,
+			"/p/c.yaml",
+		);
+		expect(c.workflow).toBe("branch");
+		expect(c.source_config).toMatchObject({ team: "a", project: "b", pick_from: "c", done: "e" });
+		expect(c.repos[0]).toMatchObject({ url: "file:///p/x", setup: ["make"] });
+		expect(() =>
+			parseConfigText(`${minimal}source_config: {scope: x, team: y}`, "c.yaml"),
+		).not.toThrow();
+	});
+
+	it("says what to write for a value of the wrong type, and a YAML error's position once", () => {
+		expect(problemsOf(`${minimal}comments: {enabled: "yes"}`)).toEqual([
+			"comments.enabled: Invalid input: expected boolean, received string — fix: write true or false, without quotes",
+		]);
+		const [yaml] = problemsOf("repos:\n  - name: a\n   url: x");
+		expect(yaml).toMatch(/^line 3, column \d+: .* — fix: check the indentation/);
+		expect(yaml?.match(/line 3/g)).toHaveLength(1);
 	});
 
 	it("derives slugs only from GitHub-style URLs", () => {

@@ -3,8 +3,11 @@ import { pathToFileURL } from "node:url";
 import * as z from "zod";
 import { FARGATE_LIST_PRICE, type PriceTable } from "../domain/cost";
 import type { FollowUpSettings } from "../domain/follow-up";
+import { unknownKeyFix } from "./unknown-keys";
 
-// `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted additions.
+// `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted
+// additions. Every mapping is strict: a misspelled key is an error with the nearest valid name, never
+// silently dropped (a dropped `validate` would mean validation never runs).
 
 export const PROVIDERS = ["claude", "gemini", "opencode", "codex", "builtin"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -50,7 +53,7 @@ const modelSpec = z
 
 /** `follow_up` (README › Follow-ups): every field optional, both at the top and per repository. */
 const followUpSchema = z
-	.object({
+	.strictObject({
 		ci: z.boolean(),
 		reviews: z.boolean(),
 		mentions: z.boolean(),
@@ -73,7 +76,7 @@ export const FOLLOW_UP_DEFAULTS: FollowUpSettings = {
 	allow: [],
 };
 
-const repoSchema = z.object({
+const repoSchema = z.strictObject({
 	name: z
 		.string()
 		.min(1)
@@ -96,7 +99,7 @@ const repoSchema = z.object({
 	daily_budget_usd: z.number().positive().optional(),
 });
 
-const sourceConfigSchema = z.object({
+const sourceConfigSchema = z.strictObject({
 	team: z.string().optional(),
 	scope: z.string().optional(),
 	project: z.string().optional(),
@@ -109,7 +112,7 @@ const sourceConfigSchema = z.object({
 	merged: z.string().min(1).optional(),
 });
 
-const limitsSchema = z.object({
+const limitsSchema = z.strictObject({
 	max_concurrent_runs: z.number().int().positive().default(5),
 	step_timeout_minutes: z.number().positive().default(60),
 	max_attempts: z.number().int().positive().default(3),
@@ -127,24 +130,24 @@ const limitsSchema = z.object({
 
 const usdPerMillion = z.number().min(0).max(10_000);
 /** One model's price, USD per million tokens; a cache price missing is taken as the input's. */
-const tokenPriceSchema = z.object({
+const tokenPriceSchema = z.strictObject({
 	input: usdPerMillion,
 	output: usdPerMillion,
 	cache_read: usdPerMillion.optional(),
 	cache_write: usdPerMillion.optional(),
 });
 
-const computePriceSchema = z.object({
+const computePriceSchema = z.strictObject({
 	vcpu_hour: z.number().min(0).default(FARGATE_LIST_PRICE.vcpu_hour),
 	gb_hour: z.number().min(0).default(FARGATE_LIST_PRICE.gb_hour),
 	ipv4_hour: z.number().min(0).default(FARGATE_LIST_PRICE.ipv4_hour),
 });
 
-const commentsSchema = z.object({
+const commentsSchema = z.strictObject({
 	enabled: z.boolean().default(true),
 });
 
-export const configSchema = z.object({
+export const configSchema = z.strictObject({
 	source: z.enum(SOURCES).default("linear"),
 	provider: z.enum(PROVIDERS).default("claude"),
 	models: z.array(modelSpec).min(1).optional(),
@@ -190,20 +193,54 @@ const FIX_HINTS: [RegExp, string][] = [
 	[/^(pricing|compute_pricing)/, "see README › Cost and budgets"],
 ];
 
-function hintFor(field: string): string | undefined {
-	return FIX_HINTS.find(([re]) => re.test(field))?.[1];
+/** What to write instead, for a value of the wrong type. */
+const TYPE_HINTS: Record<string, string> = {
+	boolean: "write true or false, without quotes",
+	number: "write a number, without quotes",
+	string: "write a text value",
+	array: "write a list: [a, b] or one `- item` per line",
+	object: "write a mapping: one `key: value` per line, indented under it",
+};
+
+type Issue = z.core.$ZodIssue;
+
+function hintFor(field: string, issue: Issue): string {
+	const byField = FIX_HINTS.find(([re]) => re.test(field))?.[1];
+	const byType = issue.code === "invalid_type" ? TYPE_HINTS[issue.expected] : undefined;
+	return byField ?? byType ?? README_CONFIG;
 }
+
+const README_CONFIG = "see README › Config";
+
+function problemsOf(issue: Issue): { field: string; message: string; fix: string }[] {
+	const at = issue.path.map(String);
+	if (issue.code === "unrecognized_keys")
+		return issue.keys.map((key) => ({
+			// An empty key is named as written (`""`), not taken for the whole file.
+			field: [...at, key || '""'].join("."),
+			message: "unknown key",
+			fix: unknownKeyFix(configSchema, issue.path, key),
+		}));
+	const field = at.join(".");
+	return [{ field, message: issue.message, fix: hintFor(field, issue) }];
+}
+
+export interface ConfigProblem {
+	field: string;
+	message: string;
+	fix?: string;
+}
+
+/** One problem as a line: `field: message — fix: …`. */
+export const formatProblem = (p: ConfigProblem): string =>
+	`${p.field || "(root)"}: ${p.message}${p.fix ? ` — fix: ${p.fix}` : ""}`;
 
 export class ConfigError extends Error {
 	constructor(
 		readonly file: string,
-		readonly problems: { field: string; message: string; fix?: string }[],
+		readonly problems: ConfigProblem[],
 	) {
-		super(
-			`invalid config ${file}:\n${problems
-				.map((p) => `  - ${p.field || "(root)"}: ${p.message}${p.fix ? ` — fix: ${p.fix}` : ""}`)
-				.join("\n")}`,
-		);
+		super(`invalid config ${file}:\n${problems.map((p) => `  - ${formatProblem(p)}`).join("\n")}`);
 		this.name = "ConfigError";
 	}
 }
@@ -219,6 +256,8 @@ function firstDefined(obj: Raw, ...keys: string[]): unknown {
 /** Maps the original CLI's field names and old aliases onto the current ones. */
 function applyAliases(raw: Raw, configDir: string): Raw {
 	const out: Raw = { ...raw };
+	// The original CLI's settings that the hosted pipeline has no use for: accepted, ignored.
+	for (const ignored of ["github", "loop", "logs"]) delete out[ignored];
 	if (isObject(raw.source_config)) {
 		const sc = raw.source_config;
 		const next: Raw = { ...sc };
@@ -261,17 +300,11 @@ export function slugFromUrl(url: string): string | undefined {
 export function parseConfig(raw: unknown, file = ".lisa/config.yaml"): LisaConfig {
 	if (!isObject(raw))
 		throw new ConfigError(file, [
-			{ field: "", message: "expected a YAML mapping", fix: "see README › Config" },
+			{ field: "", message: "expected a YAML mapping", fix: README_CONFIG },
 		]);
 	const result = configSchema.safeParse(applyAliases(raw, path.dirname(path.resolve(file))));
 	if (!result.success) {
-		throw new ConfigError(
-			file,
-			result.error.issues.map((i) => {
-				const field = i.path.join(".");
-				return { field, message: i.message, fix: hintFor(field) };
-			}),
-		);
+		throw new ConfigError(file, result.error.issues.flatMap(problemsOf));
 	}
 	const c = result.data;
 	return {

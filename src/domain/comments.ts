@@ -3,6 +3,7 @@ import type { Plan } from "./plan";
 import { oneLine } from "./redact";
 import { prUrls, type Run, type Step, workSteps } from "./run";
 import { isTerminalStep } from "./states";
+import { stepNumber } from "./step-label";
 
 // Tracker comments. Each carries Lisa's marker so Lisa never reacts to its own words.
 
@@ -116,7 +117,7 @@ export function planComment(run: Run, plan: Plan, runUrl: string): string {
 export function stepComment(run: Run, stepIndex: number, runUrl: string): string {
 	const step = run.steps[stepIndex];
 	const work = workSteps(run);
-	const position = work.findIndex((s) => s.index === stepIndex) + 1;
+	const position = stepNumber(run.steps, stepIndex);
 	const next = work.filter((s) => !isTerminalStep(s.status));
 	return [
 		`Lisa opened a pull request in ${step?.repo ?? "the repository"} (step ${position} of ${work.length}): ${step?.prUrl ?? "(no URL)"}`,

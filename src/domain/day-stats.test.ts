@@ -140,8 +140,25 @@ describe("a day's stats", () => {
 		expect(s.costPerMergedPr).toBe(10.5 / 2);
 		expect(s.failedSpendShare).toBeCloseTo(4 / 10.5, 12);
 		expect(s.byDay).toEqual({
-			"2026-11-05": { runs: 2, succeeded: 1, failed: 1, cost: { totalUsd: 10, knownUsd: 10 } },
-			"2026-11-06": { runs: 1, succeeded: 0, failed: 0, cost: { totalUsd: 0.5, knownUsd: 0.5 } },
+			"2026-11-05": {
+				runs: 2,
+				succeeded: 1,
+				failed: 1,
+				cancelled: 0,
+				successRate: 0.5,
+				// Each of its steps opened its pull request 9 minutes in.
+				timeToPr: { medianSeconds: 540, p90Seconds: 540 },
+				cost: { totalUsd: 10, knownUsd: 10 },
+			},
+			"2026-11-06": {
+				runs: 1,
+				succeeded: 0,
+				failed: 0,
+				cancelled: 1,
+				successRate: null,
+				timeToPr: { medianSeconds: null, p90Seconds: null },
+				cost: { totalUsd: 0.5, knownUsd: 0.5 },
+			},
 		});
 		expect(s.mostExpensive.map((r) => [r.runId, r.totalUsd])).toEqual([
 			[multi.runId, 6],

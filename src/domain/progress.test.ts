@@ -341,7 +341,7 @@ describe("ordered steps", () => {
 			"cancelled",
 		]);
 		expect(failed.error).toBe(
-			"step 3 (docs) failed: tests fail\nSucceeded: step 2 (api) https://github.com/acme/x/pull/1\nCancelled: step 4 (web)",
+			"step 2 (docs) failed: tests fail\nSucceeded: step 1 (api) https://github.com/acme/x/pull/1\nCancelled: step 3 (web)",
 		);
 
 		// A failure while a sibling runs stops that sibling's task.

@@ -12,6 +12,7 @@ import {
 	workSteps,
 } from "./run";
 import { isTerminalRun, isTerminalStep, nextRunStatus } from "./states";
+import { stepLabel } from "./step-label";
 import { type AttemptCost, withAttemptUsage } from "./usage";
 
 // What the pipeline does next when a step reports (or is found dead). Pure: the handler applies the
@@ -36,6 +37,8 @@ export function reportMessage(runId: string, stepIndex: number, report: StepRepo
 		outcome: report.outcome,
 		branch: report.branch,
 		prUrl: report.prUrl,
+		prTitle: report.prTitle,
+		changes: report.changes,
 		error: report.error,
 		transient: report.transient,
 		provider: report.provider,
@@ -156,6 +159,8 @@ export function decideOnStepFinished(
 		finishedAt: now,
 		branch: msg.branch ?? step.branch,
 		prUrl: msg.prUrl ?? step.prUrl,
+		prTitle: msg.prTitle ?? step.prTitle,
+		changes: msg.changes ?? step.changes,
 		provider: msg.provider ?? step.provider,
 		error: msg.outcome === "failed" ? (msg.error ?? "the step failed") : undefined,
 		usage,
@@ -265,8 +270,6 @@ function failRun(run: Run, index: number, finished: Partial<Step>, now: string):
 	};
 }
 
-const label = (s: Step) => `step ${s.index + 1} (${s.repo})`;
-
 /**
  * The run's error: what failed and, for a run of several steps, which succeeded (with their pull
  * requests) and which were cancelled.
@@ -278,6 +281,7 @@ export function failureSummary(steps: readonly Step[], failedIndex: number): str
 	if (failed.kind === "plan") return `planning failed: ${error}`;
 	const work = workSteps({ steps });
 	if (work.length <= 1) return error;
+	const label = (s: Step) => stepLabel(steps, s.index);
 	const succeeded = work.filter((s) => s.status === "succeeded");
 	const cancelled = work.filter((s) => s.status === "cancelled");
 	return [

@@ -1,4 +1,5 @@
 import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
+import type { StepChanges } from "./changes";
 import {
 	FOLLOW_UP_TRIGGERS,
 	type FollowUpState,
@@ -30,6 +31,10 @@ export interface StepReport {
 	outcome: "succeeded" | "failed";
 	branch?: string;
 	prUrl?: string;
+	/** The title the step's pull request was opened with. */
+	prTitle?: string;
+	/** What the published commit changed (a follow-up round: the round's own change). */
+	changes?: StepChanges;
 	error?: string;
 	transient?: boolean;
 	provider?: string;
@@ -70,6 +75,10 @@ export interface Step {
 	heartbeatAt?: string;
 	branch?: string;
 	prUrl?: string;
+	/** The title its pull request was opened with (from the succeeded attempt's report). */
+	prTitle?: string;
+	/** What its published commit changed (README › HTTP API). */
+	changes?: StepChanges;
 	error?: string;
 	launchedAt?: string;
 	/** A retry waiting out its backoff (pending): not launched before this time. */

@@ -42,10 +42,15 @@ export interface GroupStats {
 	cost: CostSum;
 }
 
+/** One UTC day of the window: what the dashboard's charts plot (README › Dashboard). */
 export interface DaySummary {
 	runs: number;
 	succeeded: number;
 	failed: number;
+	cancelled: number;
+	successRate: number | null;
+	/** From creation to the first pull request, of the day's runs (its samples, not a mean of means). */
+	timeToPr: Spread;
 	cost: CostSum;
 }
 
@@ -161,12 +166,18 @@ function byDay(days: readonly DayStats[]): Record<string, DaySummary> {
 	return Object.fromEntries(
 		names.map((name): [string, DaySummary] => {
 			const ds = days.filter((d) => d.day === name);
+			const count = (s: RunStatus) => ds.reduce((n, d) => n + countOf(d, s), 0);
+			const succeeded = count("succeeded");
+			const failed = count("failed");
 			return [
 				name,
 				{
-					runs: ds.reduce((n, d) => n + RUN_STATUSES.reduce((k, s) => k + countOf(d, s), 0), 0),
-					succeeded: ds.reduce((n, d) => n + countOf(d, "succeeded"), 0),
-					failed: ds.reduce((n, d) => n + countOf(d, "failed"), 0),
+					runs: RUN_STATUSES.reduce((n, s) => n + count(s), 0),
+					succeeded,
+					failed,
+					cancelled: count("cancelled"),
+					successRate: rate(succeeded, failed),
+					timeToPr: spread(ds.map((d) => d.timeToPr)),
 					cost: costSum(sumMoney(ds.map((d) => d.cost))),
 				},
 			];

@@ -16,18 +16,12 @@ import {
 } from "../launcher/launcher";
 import type { Logger } from "../log";
 import type { AgentUidPool, UidRange } from "./agent-users";
+import { withPinnedClis } from "./pinned-clis";
 import { BoundedLog } from "./task-log";
 
 const TASK_ENTRY = fileURLToPath(new URL("../task/main.ts", import.meta.url));
 /** tsx runs the TypeScript task entry directly, as `npm start` runs the stack. */
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-/** The pinned agent CLIs `npm install` puts in agents/: after the user's own on PATH. */
-const PINNED_CLIS = fileURLToPath(new URL("../../agents/node_modules/.bin", import.meta.url));
-
-const withPinnedClis = (env: Record<string, string>) => ({
-	...env,
-	PATH: env.PATH ? `${env.PATH}${path.delimiter}${PINNED_CLIS}` : PINNED_CLIS,
-});
 const STOP_GRACE_MS = 10_000;
 /** Task logs older than this are removed when the stack starts. */
 const LOG_RETENTION_DAYS = 14;

@@ -11,6 +11,7 @@ import {
 } from "../domain/progress";
 import type { Run } from "../domain/run";
 import { canRun, isTerminalRun } from "../domain/states";
+import { stepLabel } from "../domain/step-label";
 import { launchRepos } from "../launcher/launcher";
 import { type CancelRequested, type StepLaunch, stepFinished, stepLaunch } from "../queue/messages";
 import { askApproval, launchBudget, moneyOf, recordSpend } from "./budget";
@@ -124,7 +125,7 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 		deps,
 		run.runId,
 		"step.launched",
-		`step ${index + 1} (${step.repo}) attempt ${attempt} started as ${taskId}`,
+		`${stepLabel(run.steps, index)} attempt ${attempt} started as ${taskId}`,
 		{
 			step: index,
 			data: { attempt, taskId },
@@ -198,14 +199,14 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			deps,
 			run.runId,
 			"step.reported",
-			`step ${msg.stepIndex + 1} attempt ${msg.attempt}: the task's stored report is used, not the failure concluded meanwhile (${outcome.error ?? "unknown"})`,
+			`${stepLabel(run.steps, msg.stepIndex)} attempt ${msg.attempt}: the task's stored report is used, not the failure concluded meanwhile (${outcome.error ?? "unknown"})`,
 			{ step: msg.stepIndex },
 		);
 	// Checks, reviews and comments on the pull request find the run through it (README › Follow-ups).
 	// Also for a redelivery decided "ignore": the first delivery may have died before linking.
 	if (msg.prUrl && msg.outcome === "succeeded" && !run.round)
 		await deps.store.linkPullRequest(msg.prUrl, run.runId);
-	const step = msg.stepIndex + 1;
+	const step = stepLabel(run.steps, msg.stepIndex);
 	switch (decision.kind) {
 		case "ignore":
 			deps.log.info({ runId: run.runId, reason: decision.reason }, "step report ignored");
@@ -223,7 +224,7 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 					deps,
 					run.runId,
 					msg.budget ? "step.failed" : "step.retry",
-					`step ${step} attempt ${msg.attempt} ${msg.budget ? "was stopped at the run's cost limit" : `failed (transient): ${msg.error ?? "unknown"}`}; attempt ${msg.attempt + 1} waits for approval`,
+					`${step} attempt ${msg.attempt} ${msg.budget ? "was stopped at the run's cost limit" : `failed (transient): ${msg.error ?? "unknown"}`}; attempt ${msg.attempt + 1} waits for approval`,
 					{ step: msg.stepIndex, data: { budget: msg.budget } },
 				);
 			await askApproval(deps, run);
@@ -233,7 +234,7 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 				deps,
 				run.runId,
 				"step.retry",
-				`step ${step} attempt ${msg.attempt} failed (transient): ${msg.error ?? "unknown"}; starting attempt ${decision.attempt}${decision.delaySeconds ? ` in ${decision.delaySeconds} s` : ""}`,
+				`${step} attempt ${msg.attempt} failed (transient): ${msg.error ?? "unknown"}; starting attempt ${decision.attempt}${decision.delaySeconds ? ` in ${decision.delaySeconds} s` : ""}`,
 				{ step: msg.stepIndex, data: { delaySeconds: decision.delaySeconds } },
 			);
 			if (decision.delaySeconds) await scheduleLaunch(deps, run, decision.stepIndex);
@@ -256,7 +257,7 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 					deps,
 					run.runId,
 					msg.outcome === "succeeded" ? "step.succeeded" : "step.failed",
-					stepSummary(msg),
+					stepSummary(run, msg),
 					{
 						step: msg.stepIndex,
 						data: reportData(msg),
@@ -283,7 +284,7 @@ async function noteSucceeded(deps: PipelineDeps, run: Run, msg: StepOutcome): Pr
 			data: { plan, provider: msg.provider },
 		});
 	else
-		await note(deps, run.runId, "step.succeeded", stepSummary(msg), {
+		await note(deps, run.runId, "step.succeeded", stepSummary(run, msg), {
 			step: msg.stepIndex,
 			data: reportData(msg),
 		});
@@ -293,10 +294,11 @@ function planSummary(plan: Plan): string {
 	return `plan accepted: ${plan.steps.map((s) => `${s.repo} (order ${s.order})`).join(", ")}`;
 }
 
-function stepSummary(msg: StepOutcome): string {
+function stepSummary(run: Run, msg: StepOutcome): string {
+	const step = stepLabel(run.steps, msg.stepIndex);
 	return msg.outcome === "succeeded"
-		? `step ${msg.stepIndex + 1} succeeded${msg.prUrl ? `: ${msg.prUrl}` : ""}`
-		: `step ${msg.stepIndex + 1} failed: ${msg.error ?? "unknown error"}`;
+		? `${step} succeeded${msg.prUrl ? `: ${msg.prUrl}` : ""}`
+		: `${step} failed: ${msg.error ?? "unknown error"}`;
 }
 
 function reportData(msg: StepOutcome): Record<string, unknown> {

@@ -2,6 +2,7 @@ import { FINALIZE_WINDOW_MS } from "../domain/issue-lock";
 import { reportMessage } from "../domain/progress";
 import { type Run, type Step, stepStatusAfter } from "../domain/run";
 import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
+import { stepLabel } from "../domain/step-label";
 import { sweepPaused } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { failForGood, finalize, redrive } from "./finalize";
@@ -300,7 +301,7 @@ async function checkLaunching(
 				deps,
 				runId,
 				"step.running",
-				`step ${step.index + 1} attempt ${step.attempt} is running: its task heartbeats, though its id was not recorded`,
+				`${stepLabel(res.run.steps, step.index)} attempt ${step.attempt} is running: its task heartbeats, though its id was not recorded`,
 				{ step: step.index, data: { attempt: step.attempt } },
 			);
 		return;

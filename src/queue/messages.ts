@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
+import { MAX_PR_TITLE, stepChangesSchema } from "../domain/changes";
 import {
 	FOLLOW_UP_TRIGGERS,
 	MAX_FOLLOW_UP_TEXT,
@@ -48,6 +49,9 @@ export const stepFinishedSchema = z.object({
 	outcome: z.enum(["succeeded", "failed"]),
 	branch: z.string().optional(),
 	prUrl: webUrl.optional(),
+	/** The pull request's title and what the commit changed (README › HTTP API, the step's answer). */
+	prTitle: z.string().max(MAX_PR_TITLE).optional(),
+	changes: stepChangesSchema.optional(),
 	error: z.string().optional(),
 	transient: z.boolean().optional(),
 	provider: z.string().optional(),

@@ -23,12 +23,6 @@ beforeAll(async () => {
 });
 afterAll(() => w?.stop());
 
-async function start(title: string, description: string): Promise<string> {
-	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-	expect(res.status).toBe(202);
-	return ((await res.json()) as { runId: string }).runId;
-}
-
 describe.skipIf(!ROOT)("npm start as root: agents run as uids of their own", () => {
 	it("an agent reads none of Lisa's secrets: not the stack's or the task's environment, the token files or the store", async () => {
 		const stack = w.stack;
@@ -46,7 +40,7 @@ ls ${dataDir}/workspaces > /dev/null 2>&1 && echo "listed the workspaces" >> ${p
 `,
 			{ mode: 0o644 },
 		);
-		const runId = await start(
+		const runId = await w.startRun(
 			"Isolated by default",
 			`lisa-fake: scan-secrets\nlisa-fake: run=${script}`,
 		);
@@ -74,7 +68,7 @@ ls ${dataDir}/workspaces > /dev/null 2>&1 && echo "listed the workspaces" >> ${p
 	it("four steps at once, each leaving a watcher behind: each agent its own uid, each attempt stops only its own", async () => {
 		const ids = await Promise.all(
 			[1, 2, 3, 4].map((i) =>
-				start(`Concurrent ${i}`, "lisa-fake: leave-running\nlisa-fake: sleep=3"),
+				w.startRun(`Concurrent ${i}`, "lisa-fake: leave-running\nlisa-fake: sleep=3"),
 			),
 		);
 		const runs = await Promise.all(ids.map((id) => w.waitForRun(id)));

@@ -30,14 +30,9 @@ describe("workspaces and logs on the local stack", () => {
 			.poll(() => existsSync(path.join(dataDir(), "workspaces", runId)), { timeout: 15_000 })
 			.toBe(false);
 
-	async function start(title: string, description = ""): Promise<string> {
-		const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-		return ((await res.json()) as { runId: string }).runId;
-	}
-
 	it("removes a step's workspace when its attempt succeeds or fails, and keeps its log (0600)", async () => {
-		const ok = await start("Workspace after success");
-		const failed = await start("Workspace after failure", "lisa-fake: exit=3");
+		const ok = await w.startRun("Workspace after success");
+		const failed = await w.startRun("Workspace after failure", "lisa-fake: exit=3");
 		expect((await w.waitForRun(ok)).status).toBe("succeeded");
 		expect((await w.waitForRun(failed)).status).toBe("failed");
 		await gone(ok);
@@ -47,7 +42,7 @@ describe("workspaces and logs on the local stack", () => {
 	});
 
 	it("removes the workspace of a task that was killed before it could clean up", async () => {
-		const runId = await start("Killed task", "lisa-fake: sleep=60");
+		const runId = await w.startRun("Killed task", "lisa-fake: sleep=60");
 		const running = await w.waitForRun(
 			runId,
 			(r) => r.steps[0]?.status === "running" && r.steps[0]?.agentState === "in_progress",

@@ -27,12 +27,6 @@ afterAll(async () => {
 	await llm.stop();
 });
 
-const start = async (title: string, description = "") => {
-	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-	expect(res.status).toBe(202);
-	return ((await res.json()) as { runId: string }).runId;
-};
-
 describe("the built-in agent", () => {
 	it("implements an issue in the repo and refuses a blocklisted command", async () => {
 		llm.script(
@@ -48,7 +42,7 @@ describe("the built-in agent", () => {
 			),
 			bashReply("Done.", "echo TASK_COMPLETE"),
 		);
-		const runId = await start("Add a greeting", "Add GREETING.md saying hello.");
+		const runId = await w.startRun("Add a greeting", "Add GREETING.md saying hello.");
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		expect(run.steps[0]).toMatchObject({
@@ -82,7 +76,7 @@ describe("the built-in agent", () => {
 
 	it("falls back to the next model when the endpoint answers 429", async () => {
 		llm.otherwise(() => ({ status: 429 }));
-		const runId = await start("Busy endpoint");
+		const runId = await w.startRun("Busy endpoint");
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		expect(run.steps[0]?.provider).toBe("claude");

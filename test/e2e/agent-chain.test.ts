@@ -18,15 +18,9 @@ afterAll(() => w.stop());
 type Events = {
 	events: { type: string; message: string; step?: number; data?: Record<string, unknown> }[];
 };
-const start = async (title: string, description = "") => {
-	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-	expect(res.status).toBe(202);
-	return ((await res.json()) as { runId: string }).runId;
-};
-
 describe("fallback and supervision on the local stack", () => {
 	it("falls back from a CLI that prints 429 Too Many Requests, and shows which model succeeded", async () => {
-		const runId = await start(
+		const runId = await w.startRun(
 			"Rate limited claude",
 			"lisa-fake[claude]: stderr=429 Too Many Requests\nlisa-fake[claude]: exit=1",
 		);
@@ -48,7 +42,7 @@ describe("fallback and supervision on the local stack", () => {
 	});
 
 	it("kills an agent that never writes output as stuck and lets the next model finish", async () => {
-		const runId = await start("Silent claude", "lisa-fake[claude]: hang");
+		const runId = await w.startRun("Silent claude", "lisa-fake[claude]: hang");
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		expect(run.steps[0]?.provider).toBe("gemini");
@@ -60,7 +54,7 @@ describe("fallback and supervision on the local stack", () => {
 	});
 
 	it("stops the chain at a non-transient failure and fails the run with the reason", async () => {
-		const runId = await start(
+		const runId = await w.startRun(
 			"Broken build",
 			"lisa-fake[claude]: stderr=TypeError: Cannot read properties of undefined\nlisa-fake[claude]: exit=2",
 		);

@@ -41,15 +41,9 @@ afterAll(async () => {
 	await w.stop();
 });
 
-const start = async (title: string, description = "") => {
-	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-	expect(res.status).toBe(202);
-	return ((await res.json()) as { runId: string }).runId;
-};
-
 describe("publishing with a token", () => {
 	it("pushes and opens the PR; the token appears nowhere in the agent's env, events or logs", async () => {
-		const runId = await start("Private repo change", "lisa-fake: print-env=ANTHROPIC_API_KEY");
+		const runId = await w.startRun("Private repo change", "lisa-fake: print-env=ANTHROPIC_API_KEY");
 		const run = await w.waitForRun(runId).catch((err) => {
 			throw new Error(`${err.message}\n${stack.output()}`);
 		});
@@ -99,7 +93,7 @@ describe("publishing with a token", () => {
 	});
 
 	it("validation fails once, then passes on the retry, with the failure text in the second prompt", async () => {
-		const runId = await start("Fix the status", "lisa-fake: broken-until-retry");
+		const runId = await w.startRun("Fix the status", "lisa-fake: broken-until-retry");
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		const calls = (await w.agents.calls()).filter((c) => c.cwd.includes(runId));

@@ -1,8 +1,17 @@
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { createApp } from "../../src/api/app";
-import { eventsAnswer, runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
+import { UPLOT_CSS, UPLOT_JS, UPLOT_VERSION } from "../../src/api/assets";
+import {
+	eventsAnswer,
+	runAnswer,
+	runsAnswer,
+	statsAnswer,
+	whoamiAnswer,
+} from "../../src/api/schemas";
 import { newRun, newStep, type Run, type Step } from "../../src/domain/run";
 import { isTerminalRun } from "../../src/domain/states";
 import { runStats } from "../../src/domain/stats";
@@ -127,6 +136,16 @@ describe("tokens", () => {
 		expect((await fetch(`${w.url()}/api/runs`)).status).toBe(401);
 	});
 
+	it("tells a page what its token may do, and nothing without a valid token", async () => {
+		expect(await json(await get("/api/whoami"), whoamiAnswer)).toEqual({ role: "admin" });
+		expect(await json(await get("/api/whoami", w.stack?.readToken), whoamiAnswer)).toEqual({
+			role: "read",
+		});
+		// A token that is nearly the read one is not a reader.
+		expect((await get("/api/whoami", `${w.stack?.readToken}x`)).status).toBe(401);
+		expect((await fetch(`${w.url()}/api/whoami`)).status).toBe(401);
+	});
+
 	it("serves the OpenAPI document without a token, covering every /api route", async () => {
 		const res = await fetch(`${w.url()}/api/openapi.json`);
 		expect(res.status).toBe(200);
@@ -157,6 +176,124 @@ describe("tokens", () => {
 		expect(Object.keys(doc.paths["/api/runs"]?.post?.responses ?? {})).toEqual(
 			expect.arrayContaining(["202", "400", "401", "403"]),
 		);
+	});
+});
+
+describe("the dashboard's chart library", () => {
+	it("is the package's own files, at a versioned path, kept long, without a token", async () => {
+		const require = createRequire(import.meta.url);
+		// The path's version is the installed package's, the one package.json pins.
+		const pkg = require("uplot/package.json") as { version: string };
+		expect(UPLOT_VERSION).toBe(pkg.version);
+		expect(
+			(require("../../package.json") as { dependencies: Record<string, string> }).dependencies
+				.uplot,
+		).toBe(UPLOT_VERSION);
+		for (const [path, file, type] of [
+			[UPLOT_JS, "uplot/dist/uPlot.iife.min.js", "text/javascript"],
+			[UPLOT_CSS, "uplot/dist/uPlot.min.css", "text/css"],
+		] as const) {
+			const res = await fetch(`${w.url()}${path}`);
+			expect(res.status).toBe(200);
+			expect(res.headers.get("content-type")).toContain(type);
+			expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+			expect(Buffer.from(await res.arrayBuffer())).toEqual(await readFile(require.resolve(file)));
+		}
+		// Another version, or a file beside them, is not served.
+		expect((await fetch(`${w.url()}/assets/uplot-1.6.31.min.js`)).status).toBe(404);
+		expect((await fetch(`${w.url()}/assets/uPlot.cjs.js`)).status).toBe(404);
+		expect((await fetch(`${w.url()}/assets/..%2fpackage.json`)).status).toBe(404);
+	});
+});
+
+describe("paths no route serves", () => {
+	it("answer 404 whatever the token, the same answer with none, a bad one or a good one", async () => {
+		for (const p of ["/api/nope", "/api/runs/x/y/z", "/api/", "/api/stats/nope"]) {
+			const answers = await Promise.all(
+				[undefined, "wrong", w.stack?.readToken, w.stack?.apiToken].map(async (token) => {
+					const res = await fetch(`${w.url()}${p}`, token ? { headers: auth(token) } : {});
+					return {
+						status: res.status,
+						auth: res.headers.get("www-authenticate"),
+						body: await res.text(),
+					};
+				}),
+			);
+			for (const a of answers)
+				expect(a).toEqual({ status: 404, auth: null, body: '{"error":"not found"}' });
+		}
+		// A path that is served still asks for the token first.
+		expect((await fetch(`${w.url()}/api/runs/${ulid()}`)).status).toBe(401);
+		expect((await fetch(`${w.url()}/api/runs/${ulid()}/events`)).status).toBe(401);
+	});
+
+	it("serves an icon at /favicon.ico without a token", async () => {
+		const res = await fetch(`${w.url()}/favicon.ico`);
+		expect(res.status).toBe(200);
+		expect(res.headers.get("content-type")).toBe("image/x-icon");
+		const bytes = new Uint8Array(await res.arrayBuffer());
+		// An ICO header: reserved 0, type 1 (icon), one image of 16×16.
+		expect([...bytes.subarray(0, 8)]).toEqual([0, 0, 1, 0, 1, 0, 16, 16]);
+	});
+});
+
+describe("POST /api/runs", () => {
+	const start = (body: unknown) =>
+		w.api<{ error: string; issues?: string[] }>("/api/runs", {
+			method: "POST",
+			body: JSON.stringify(body),
+		});
+
+	it("refuses an issue that is not a string, saying to quote it", async () => {
+		for (const [issue, type] of [
+			[123, "a number"],
+			[true, "a boolean"],
+			[null, "null"],
+			[["ENG-1"], "a list"],
+			[{ id: "ENG-1" }, "an object"],
+		] as const) {
+			const res = await start({ issue });
+			expect(res.status).toBe(400);
+			expect(res.body.issues).toEqual([
+				`issue: must be a string (an id, key or URL in quotes, e.g. "123"), not ${type}`,
+			]);
+		}
+		expect((await start({})).body.issues).toEqual([
+			"issue: issue is required: an id, key (ENG-123) or URL",
+		]);
+	});
+
+	it("refuses at once with 503 while the config is broken, saying why; accepts again once fixed", async () => {
+		const good = await readFile(w.configFile, "utf8");
+		try {
+			await writeFile(w.configFile, `${good}valdiate: [npm test]\n`);
+			for (const body of [{ issue: "ENG-1", source: "github" }, { issue: "ENG-1" }]) {
+				const res = await start(body);
+				expect(res.status).toBe(503);
+				expect(res.body.error).toBe(
+					`the config ${w.configFile} is invalid: runs cannot start until it is fixed (npx lisa doctor)`,
+				);
+				expect(res.body.issues).toEqual([
+					"valdiate: unknown key — fix: did you mean `repos[].validate`? (it belongs there, not here)",
+				]);
+			}
+			await rm(w.configFile);
+			const missing = await start({ issue: "ENG-1" });
+			expect(missing).toEqual({
+				status: 503,
+				body: {
+					error: `no config at ${w.configFile}: runs cannot start until there is one (npx lisa init)`,
+				},
+			});
+		} finally {
+			await writeFile(w.configFile, good);
+		}
+		// Fixed: the same request is judged on its own again (github is not the configured source).
+		const fixed = await start({ issue: "ENG-1", source: "github" });
+		expect(fixed).toEqual({
+			status: 400,
+			body: { error: "source github is not the configured source (linear)" },
+		});
 	});
 });
 
@@ -297,7 +434,7 @@ describe("GET /api/runs", () => {
 	it.each([
 		["status=bogus", /status/],
 		["limit=0", /limit/],
-		["since=yesterday", /since/],
+		["since=yesterday", /since: expected an ISO 8601 date-time with its zone/],
 		["since=2025-02-01&until=2025-01-01", /since must be before until/],
 		["cursor=bm90LWpzb24", /invalid cursor/],
 	])("answers 400 to %s", async (q, message) => {

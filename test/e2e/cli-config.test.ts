@@ -119,6 +119,14 @@ describe("lisa config", () => {
 		const provider = await lisa(["config", "--set", "provider=gpt"], env);
 		expect(provider.code).toBe(1);
 		expect(provider.stderr).toMatch(/- provider: .* — fix: use one of claude, gemini/);
+		const typo = await lisa(["config", "--set", "limits.max_attemps=5"], env);
+		expect(typo.code).toBe(1);
+		expect(typo.stderr).toContain(
+			"- limits.max_attemps: unknown key — fix: did you mean `max_attempts`?",
+		);
+		const get = await lisa(["config", "--get", "limits.max_attemps"], env);
+		expect(get.code).toBe(1);
+		expect(get.stderr).toContain("did you mean `limits.max_attempts`?");
 		const syntax = await lisa(["config", "--set", "models=[claude"], env);
 		expect(syntax.code).toBe(1);
 		expect(syntax.stderr).toContain("the value is not valid YAML");
@@ -131,7 +139,7 @@ describe("lisa config", () => {
 		const show = await lisa(["config", "--show"], none);
 		expect(show.code).toBe(1);
 		expect(show.stderr).toContain("no config at");
-		expect(show.stderr).toContain("run `lisa init`");
+		expect(show.stderr).toContain("run `npx lisa init`");
 		expect((await lisa(["config", "--set", "source=trello"], none)).code).toBe(1);
 	});
 });

@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PINNED_CLIS } from "../../src/local/pinned-clis";
 import { closedPort, lisa } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import { TRELLO_BOARD } from "../support/world";
@@ -86,10 +87,8 @@ describe("lisa doctor", () => {
 		expect(code).toBe(1);
 		const out = stdout.split("\n");
 		const fixFor = (line: string) => out[out.indexOf(line) + 1];
-		expect(out).toContain("✗ claude agent CLI is not on PATH (models: claude, builtin, codex)");
-		expect(fixFor("✗ claude agent CLI is not on PATH (models: claude, builtin, codex)")).toBe(
-			"    fix: npm i -g @anthropic-ai/claude-code (and set ANTHROPIC_API_KEY), or remove it from `models`",
-		);
+		// Not on PATH, but pinned in agents/: what `npm start` runs (a missing one: doctor-checks.test.ts).
+		expect(out).toContain(`✓ claude agent CLI: ${PINNED_CLIS}/claude`);
 		expect(out).toContain("✗ builtin agent: LISA_LLM_BASE_URL and LISA_LLM_MODEL not set");
 		expect(out).toContain(`✗ Linear (${w.linear.url}) refused LINEAR_API_KEY`);
 		expect(fixFor(`✗ Linear (${w.linear.url}) refused LINEAR_API_KEY`)).toMatch(
@@ -100,8 +99,8 @@ describe("lisa doctor", () => {
 		expect(fixFor(`✗ no Lisa at ${closed} (ECONNREFUSED)`)).toBe(
 			"    fix: start one with `npm start` or pass --url",
 		);
-		expect(out).toContain("✗ codex agent CLI is not on PATH (models: claude, builtin, codex)");
-		expect(out.at(-2)).toBe("6 problem(s) found");
+		expect(out).toContain(`✓ codex agent CLI: ${PINNED_CLIS}/codex`);
+		expect(out.at(-2)).toBe("4 problem(s) found");
 	});
 
 	it("gives up on a tracker that does not answer, saying so", async () => {
@@ -120,5 +119,16 @@ describe("lisa doctor", () => {
 		expect(stdout).toMatch(/ {2}- provider: .* — fix: use one of claude, gemini/);
 		expect(stdout).toContain("- agent CLIs: needs a valid config");
 		expect(stdout).toContain("- tracker: needs a valid config");
+	});
+
+	it("fails on a misspelled key, naming the one meant", async () => {
+		const file = await config(
+			"typo.yaml",
+			"repos: [{name: api, url: https://github.com/acme/api.git, valdiate: [npm test]}]\n",
+		);
+		const { code, stdout } = await lisa(["doctor"], { ...w.env, LISA_CONFIG: file });
+		expect(code).toBe(1);
+		expect(stdout).toContain("  - repos.0.valdiate: unknown key — fix: did you mean `validate`?");
+		expect(stdout).not.toContain("fix the fields named above");
 	});
 });

@@ -26,6 +26,17 @@ describe("lisa run", () => {
 		expect(w.linear.state.issueUpdates).toEqual([]);
 	});
 
+	it("refuses a --limit that is not a whole number and an --interval out of range, naming the value", async () => {
+		for (const [flag, value, message] of [
+			["--limit", "2x", '--limit must be a whole number ≥ 0 (got "2x")'],
+			["--limit", "1.5", '--limit must be a whole number ≥ 0 (got "1.5")'],
+			["--interval", "0", '--interval must be a number of seconds > 0 and ≤ 86400 (got "0")'],
+		] as const) {
+			const { code, stderr } = await lisa(["run", "--dry-run", flag, value], w.env);
+			expect({ code, stderr }).toEqual({ code: 1, stderr: `${message}\n` });
+		}
+	});
+
 	it("refuses to run without the tracker's credentials, naming them", async () => {
 		const { LINEAR_API_KEY: _, ...env } = w.env;
 		const { code, out } = await lisa(["run", "--once"], env);
@@ -60,5 +71,20 @@ describe("lisa run", () => {
 		expect(w.github.pulls("acme/api").map((p) => p.head.ref)).toEqual([
 			`feat/${next.identifier.toLowerCase()}-fix-login-redirect`,
 		]);
+	});
+
+	it("prints an issue's title without the escape codes its author put in it", async () => {
+		const ESC = "\u001b";
+		const issue = w.linear.addIssue({
+			teamKey: "ENG",
+			title: `Fix ${ESC}]0;pwned\u0007the ${ESC}[2Jbug`,
+			state: "Todo",
+			labels: ["lisa"],
+			priority: 1,
+		});
+		const { code, out } = await lisa(["run", "--dry-run"], w.env);
+		expect(code).toBe(0);
+		expect(out).toContain(`[dry-run] Next issue: ${issue.identifier} "Fix the bug"`);
+		expect(out).not.toContain(ESC);
 	});
 });

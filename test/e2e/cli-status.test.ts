@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunAnswer, runAnswer } from "../../src/api/schemas";
 import { closedPort, lisa } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -15,12 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => w.stop());
 
-async function startRun(title: string, description: string): Promise<string> {
-	const res = await w.sendWebhook(w.createdWebhook(w.issue(title, description)));
-	expect(res.status).toBe(202);
-	return ((await res.json()) as { runId: string }).runId;
-}
-
 const lines = (text: string) => text.split("\n").filter(Boolean);
 const RESULT = JSON.stringify({
 	type: "result",
@@ -34,7 +29,7 @@ const RESULT = JSON.stringify({
 describe("lisa status <id> --watch", () => {
 	it("follows a run to its end, printing what changed, and exits 0 when it succeeded", async () => {
 		// The agent reports its cost as Claude Code does, on its `result` line.
-		const id = await startRun(
+		const id = await w.startRun(
 			"Fix login redirect",
 			`lisa-fake: sleep=1\nlisa-fake: stdout=${RESULT}`,
 		);
@@ -55,15 +50,29 @@ describe("lisa status <id> --watch", () => {
 		const pr = w.github.pulls("acme/api")[0]?.html_url;
 		expect(pr).toBeDefined();
 		expect(out).toContain(`  PRs:   ${pr}`);
-		expect(out.some((l) => /^ {4}#0 {2}api {2}succeeded {2}attempt 1 {2}.*claude/.test(l))).toBe(
+		expect(out.some((l) => /^ {4}#1 {2}api {2}succeeded {2}attempt 1 {2}.*claude/.test(l))).toBe(
 			true,
 		);
-		expect(out.some((l) => l.includes(pr as string) && l.includes("#0"))).toBe(true);
+		expect(out.some((l) => l.includes(pr as string) && l.includes("#1"))).toBe(true);
+		// Under the step: what its PR changed (the fake agent's 3-line LISA_CHANGE.md) and its title.
+		const stepAt = out.findLastIndex((l) => /^ {4}#1 {2}api {2}succeeded/.test(l));
+		expect(out[stepAt + 1]).toBe('        1 file +3 −0 · "feat: fix login redirect"');
+		// The API's step answer, as the CLI read it.
+		const { body } = await w.api<RunAnswer>(`/api/runs/${id}`);
+		expect(runAnswer.parse(body).steps[0]).toMatchObject({
+			prTitle: "feat: fix login redirect",
+			changes: {
+				files: 1,
+				additions: 3,
+				deletions: 0,
+				list: [{ path: "LISA_CHANGE.md", additions: 3, deletions: 0 }],
+			},
+		});
 		expect(out.some((l) => /^ {4}\d\d:\d\d:\d\d {2}run\.succeeded/.test(l))).toBe(true);
 	});
 
 	it("exits 1 when the run fails; --json prints one JSON line per change", async () => {
-		const id = await startRun("Break things", "lisa-fake: sleep=1\nlisa-fake: exit=3");
+		const id = await w.startRun("Break things", "lisa-fake: sleep=1\nlisa-fake: exit=3");
 		ids.failed = id;
 		const { code, stdout } = await lisa(
 			["status", id, "--watch", "--json", "--interval", "0.2"],
@@ -85,7 +94,7 @@ describe("lisa status <id> --watch", () => {
 			new RegExp(`^run ${ids.failed}  failed  linear ENG-\\d+ "Break things"`),
 		);
 		expect(stdout).toMatch(/\n {2}error: .*claude exited with code 3/);
-		expect(stdout).toMatch(/\n {4}#0 {2}api {2}failed +attempt 1 .*error: claude exited/);
+		expect(stdout).toMatch(/\n {4}#1 {2}api {2}failed +attempt 1 .*error: claude exited/);
 		expect(stdout).toMatch(/\n {2}timeline:\n/);
 		expect(stdout).toMatch(/run\.failed/);
 

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -9,8 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleLikeSst } from "../../bench/sst-esbuild";
 import { LAMBDA_RUNTIME } from "../../infra/config";
 import { createApp } from "../../src/api/app";
+import { ASSET_FILES, UPLOT_CSS, UPLOT_JS } from "../../src/api/assets";
 import type { ApiDeps } from "../../src/api/deps";
 import { runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
+import { stepNumber } from "../../src/domain/step-label";
 import { hasChromium, launchChromium } from "../support/browser";
 import { API_TOKEN, httpEvent } from "../support/lambda";
 
@@ -22,7 +25,7 @@ import { API_TOKEN, httpEvent } from "../support/lambda";
 const ROOT = path.resolve(import.meta.dirname ?? ".", "../..");
 // Served from localhost, an origin Chromium trusts (it warns about COOP elsewhere).
 const ORIGIN = "http://localhost";
-const PATHS = ["/", "/dashboard.js"];
+const PATHS = ["/", "/dashboard.js", UPLOT_JS, UPLOT_CSS];
 const run = promisify(execFile);
 
 interface Served {
@@ -84,6 +87,12 @@ async function bundled(dir: string): Promise<Build> {
 		dir,
 		LAMBDA_RUNTIME,
 	);
+	// What infra/api.ts's copyFiles puts beside the bundle (the bundle's folder is its root here).
+	const root = path.dirname(outfiles.api ?? "");
+	for (const file of ASSET_FILES) {
+		await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+		await copyFile(path.join(ROOT, file), path.join(root, file));
+	}
 	return inNode(
 		`const { handler } = await import(${JSON.stringify(pathToFileURL(outfiles.api ?? "").href)});
 		const out = {};
@@ -127,7 +136,17 @@ const theRun = runAnswer.parse({
 	trigger: "webhook",
 	status: "succeeded",
 	steps: [
-		{ index: 0, repo: "api", status: "succeeded", attempt: 1, provider: "claude", prUrl: PR, cost },
+		{
+			index: 0,
+			repo: "*",
+			kind: "plan",
+			status: "succeeded",
+			attempt: 1,
+			provider: "claude",
+			cost,
+		},
+		{ index: 1, repo: "api", status: "succeeded", attempt: 1, provider: "claude", prUrl: PR, cost },
+		{ index: 2, repo: "web", status: "cancelled", attempt: 1, agentState: "in_progress", cost },
 	],
 	createdAt: AT,
 	updatedAt: AT,
@@ -177,7 +196,17 @@ const stats = statsAnswer.parse({
 	failedSpendShare: 0.25,
 	byRepo: { api: group },
 	byProvider: { claude: group },
-	byDay: { [AT.slice(0, 10)]: { runs: 3, succeeded: 1, failed: 1, cost: group.cost } },
+	byDay: {
+		[AT.slice(0, 10)]: {
+			runs: 3,
+			succeeded: 1,
+			failed: 1,
+			cancelled: 0,
+			successRate: 0.5,
+			timeToPr: { medianSeconds: 75, p90Seconds: 75 },
+			cost: group.cost,
+		},
+	},
 	mostExpensive: [],
 });
 const events = [
@@ -185,10 +214,17 @@ const events = [
 		id: "01JZ0000000000000000000001",
 		at: AT,
 		type: "agent.output",
-		step: 0,
+		step: 1,
 		message: "working… 1/1",
 	},
-	{ id: "01JZ0000000000000000000002", at: AT, type: "run.succeeded", message: "done" },
+	{
+		id: "01JZ0000000000000000000003",
+		at: AT,
+		type: "step.succeeded",
+		step: 1,
+		message: "step 1 (api) succeeded",
+	},
+	{ id: "01JZ0000000000000000000004", at: AT, type: "run.succeeded", message: "done" },
 ];
 const stream = [
 	`event: run\ndata: ${JSON.stringify(theRun)}\nretry: 2000\n\n`,
@@ -198,6 +234,7 @@ const stream = [
 
 const api: Record<string, { type: string; body: string }> = {
 	"/api/stats": { type: "application/json", body: JSON.stringify(stats) },
+	"/api/whoami": { type: "application/json", body: JSON.stringify({ role: "admin" }) },
 	"/api/runs": {
 		type: "application/json",
 		body: JSON.stringify(runsAnswer.parse({ runs: [theRun], nextCursor: null })),
@@ -235,7 +272,7 @@ async function open(build: Build, at: string) {
 		const url = new URL(route.request().url());
 		const canned = api[url.pathname];
 		if (canned) return route.fulfill({ status: 200, contentType: canned.type, body: canned.body });
-		const served = build[url.pathname === "/dashboard.js" ? "/dashboard.js" : "/"];
+		const served = build[PATHS.includes(url.pathname) ? url.pathname : "/"];
 		if (!served) return route.abort();
 		return route.fulfill({ status: served.status, headers: served.headers, body: served.body });
 	});
@@ -245,7 +282,7 @@ async function open(build: Build, at: string) {
 }
 
 describe.skipIf(!hasChromium)("the served dashboard script", () => {
-	it("is served the same way by every build, as a script of its own", () => {
+	it("is served the same way by every build, as a script of its own", async () => {
 		for (const [name, build] of Object.entries(builds)) {
 			const js = build["/dashboard.js"];
 			expect({ name, status: js?.status, type: js?.headers["content-type"] }).toEqual({
@@ -256,6 +293,19 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 			expect(build["/"]?.headers["content-security-policy"]).toContain("script-src 'self'");
 		}
 		// The bundle minified the script and named its functions with a helper it declares again.
+		// Every build serves uPlot as the package has it, the bundle from the files copied beside it.
+		const require = createRequire(import.meta.url);
+		const pkg = async (file: string) => (await readFile(require.resolve(file))).toString();
+		const js = await pkg("uplot/dist/uPlot.iife.min.js");
+		const css = await pkg("uplot/dist/uPlot.min.css");
+		for (const [name, build] of Object.entries(builds)) {
+			expect({
+				name,
+				js: build[UPLOT_JS]?.body === js,
+				css: build[UPLOT_CSS]?.body === css,
+			}).toEqual({ name, js: true, css: true });
+			expect(build[UPLOT_JS]?.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
+		}
 		const bundle = builds.bundle?.["/dashboard.js"]?.body ?? "";
 		expect(bundle).not.toContain("function el(");
 		expect(bundle).toMatch(/^const [\w$]+ = \(target, value\) => Object\.defineProperty/m);
@@ -280,6 +330,8 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 			expect(await stat("cost, 30 days")).toBe("$3.00");
 			expect(await stat("per successful run")).toBe("$1.25");
 			expect(await stat("per merged PR")).toBe("$3.00");
+			// The charts, drawn by the uPlot this build serves.
+			await expect.poll(() => list.page.locator("#charts .chart canvas").count()).toBe(4);
 			expect(list.errors).toEqual([]);
 			await list.page.close();
 
@@ -287,8 +339,21 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 			await expect
 				.poll(() => one.page.locator("#timeline").textContent())
 				.toContain("run.succeeded");
-			expect(await one.page.locator("#steps .badge").textContent()).toBe("succeeded");
-			expect(await one.page.locator("#output").textContent()).toBe("working… 1/1");
+			expect(await one.page.locator("#steps td:nth-child(3) .badge").allTextContents()).toEqual([
+				"succeeded",
+				"succeeded",
+				"cancelled",
+			]);
+			// The dashboard's step numbers are src/domain/step-label.ts's, in the steps and the timeline.
+			const steps = theRun.steps;
+			expect(await one.page.locator("#steps td.step").allTextContents()).toEqual(
+				steps.map((s) => stepNumber(steps, s.index)),
+			);
+			const stepped = one.page.locator("#timeline tr", { hasText: "step.succeeded" });
+			expect(await stepped.locator("td").nth(2).textContent()).toBe(stepNumber(steps, 1));
+			// The cancelled step's agent was in progress: stale once the step ended, so not shown.
+			expect(await one.page.locator("#steps td.agent").allTextContents()).toEqual(["", "", ""]);
+			expect(await one.page.locator("#output").textContent()).toBe("working… 1/1\n");
 			expect(await one.page.locator("#retry").count()).toBe(1);
 			expect(await one.page.locator("#cost").textContent()).toMatch(/^Cost \$1\.84 \(model/);
 			expect(one.errors).toEqual([]);

@@ -15,20 +15,14 @@ let w: StackWorld;
 let browser: Browser;
 let ok: string;
 let failed: string;
-const start = async (title: string, description = "") =>
-	(
-		(await (await w.sendWebhook(w.createdWebhook(w.issue(title, description)))).json()) as {
-			runId: string;
-		}
-	).runId;
 
 beforeAll(async () => {
 	if (!hasChromium) return;
 	await mkdir(ARTIFACTS, { recursive: true });
 	w = await createStackWorld();
 	browser = await launchChromium();
-	ok = await start(`Render <img src=x onerror="document.title='pwned'"> safely`);
-	failed = await start("Explode", "lisa-fake: stderr=kaboom\nlisa-fake: exit=4");
+	ok = await w.startRun(`Render <img src=x onerror="document.title='pwned'"> safely`);
+	failed = await w.startRun("Explode", "lisa-fake: stderr=kaboom\nlisa-fake: exit=4");
 	await Promise.all([w.waitForRun(ok), w.waitForRun(failed)]);
 });
 afterAll(async () => {
@@ -36,12 +30,16 @@ afterAll(async () => {
 	await w?.stop();
 });
 
-/** A page signed in with the read-only token: what a wall screen uses. */
-async function signedIn(path = "/"): Promise<Page> {
-	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+/** A page signed in with the read-only token (what a wall screen uses), or the one given. */
+async function signedIn(
+	path = "/",
+	token = w.stack?.readToken ?? "",
+	viewport = { width: 1280, height: 800 },
+): Promise<Page> {
+	const page = await browser.newPage({ viewport });
 	await page.goto(`${w.url()}${path}`);
 	await page.locator("#login").waitFor();
-	await page.fill("#token", w.stack?.readToken ?? "");
+	await page.fill("#token", token);
 	await page.click("#login button");
 	return page;
 }
@@ -49,23 +47,35 @@ async function signedIn(path = "/"): Promise<Page> {
 const row = (page: Page, runId: string) => page.locator(`tr[data-run="${runId}"]`);
 
 describe.skipIf(!hasChromium)("dashboard", () => {
+	it("signs in from a link's #token= fragment, and takes the token off the address", async () => {
+		const page = await browser.newPage();
+		await page.goto(`${w.url()}/?status=failed#token=${w.stack?.readToken}`);
+		await row(page, failed).waitFor();
+		expect(page.url()).toBe(`${w.url()}/?status=failed`);
+		expect(await page.evaluate(() => localStorage.getItem("lisaToken"))).toBe(w.stack?.readToken);
+		expect(await page.locator("#login").isHidden()).toBe(true);
+		await page.close();
+	});
+
 	it("lists runs with badges, repos, provider, PRs and the stats header", async () => {
 		const page = await signedIn();
 		await row(page, ok).waitFor();
-		await expect.poll(() => row(page, ok).locator(".badge").textContent()).toBe("succeeded");
+		await expect
+			.poll(() => row(page, ok).locator("td.status .badge").textContent())
+			.toBe("succeeded");
 		// Issue text is untrusted: shown as text, never as markup.
 		expect(await row(page, ok).textContent()).toContain(
 			"<img src=x onerror=\"document.title='pwned'\">",
 		);
 		expect(await page.locator("img").count()).toBe(0);
-		expect(await row(page, ok).locator("td").nth(3).textContent()).toBe("api");
-		expect(await row(page, ok).locator("td").nth(4).textContent()).toBe("claude");
+		expect(await row(page, ok).locator("td.repos").textContent()).toBe("api");
+		expect(await row(page, ok).locator("td").nth(5).textContent()).toBe("claude");
 		expect(
 			await row(page, ok).locator('a[href^="https://github.com/acme/api/pull/"]').count(),
 		).toBe(1);
-		expect(await row(page, failed).locator(".badge").textContent()).toBe("failed");
+		expect(await row(page, failed).locator("td.status .badge").textContent()).toBe("failed");
 		// The provider that failed is on the step too, so per-provider stats count failures.
-		expect(await row(page, failed).locator("td").nth(4).textContent()).toBe("claude");
+		expect(await row(page, failed).locator("td").nth(5).textContent()).toBe("claude");
 		expect(await row(page, failed).locator(".error").textContent()).toMatch(/exited with code 4/);
 
 		const stat = (label: string) =>
@@ -94,7 +104,7 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		// The list picks the new run up and its status moves on without a reload.
 		await row(page, id).waitFor({ timeout: 20_000 });
 		await expect
-			.poll(() => row(page, id).locator(".badge").textContent(), { timeout: 20_000 })
+			.poll(() => row(page, id).locator("td.status .badge").textContent(), { timeout: 20_000 })
 			.toBe("running");
 		await page.screenshot({ path: `${ARTIFACTS}dashboard.png`, fullPage: true });
 
@@ -105,30 +115,37 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		await expect
 			.poll(() => page.locator("#output").textContent(), { timeout: 20_000 })
 			.toMatch(/working… 2\/8/);
-		expect(await page.locator("#summary .badge").textContent()).toBe("running");
+		expect(await page.locator("#summary > .badge").textContent()).toBe("running");
 		await page.screenshot({ path: `${ARTIFACTS}dashboard-run.png`, fullPage: true });
 		await expect
-			.poll(() => page.locator("#summary .badge").textContent(), { timeout: 30_000 })
+			.poll(() => page.locator("#summary > .badge").textContent(), { timeout: 30_000 })
 			.toBe("succeeded");
 		expect(await page.locator("#steps .badge").first().textContent()).toBe("succeeded");
 		// The run's last events are written just after its status: the stream brings them next.
 		await expect
 			.poll(() => page.locator("#timeline").textContent(), { timeout: 10_000 })
 			.toContain("run.succeeded");
-		expect(await page.locator('#steps a[href^="https://github.com/acme/api/pull/"]').count()).toBe(
-			1,
-		);
+		const pr = page.locator('#steps a[href^="https://github.com/acme/api/pull/"]');
+		expect(await pr.count()).toBe(1);
+		// The link reads as the pull request's title; what it changed unfolds to its files.
+		expect(await pr.textContent()).toMatch(/^feat: /);
+		const files = page.locator("#steps details.files");
+		expect(await files.locator("summary").textContent()).toBe("1 file +3 −0");
+		await files.locator("summary").click();
+		expect(await files.locator("li").textContent()).toBe("LISA_CHANGE.md +3 −0");
 		await page.close();
 	});
 
-	it("shows a failed run's error, and says the read-only token cannot retry it", async () => {
+	it("shows a failed run's error, and offers the read-only token no retry", async () => {
 		const page = await signedIn(`/runs/${failed}`);
 		await page.locator("#run-error").waitFor();
 		expect(await page.locator("#run-error").textContent()).toMatch(/claude exited with code 4/);
+		expect(await page.locator("#run-error").getAttribute("class")).toBe("error");
 		// The stream sends the run before its events: the timeline may be drawn a frame later.
 		await expect.poll(() => page.locator("#timeline").textContent()).toContain("run.failed");
-		await page.click("#retry");
-		await expect.poll(() => page.locator("#notice").textContent()).toMatch(/read-only/);
+		// GET /api/whoami said "read": the page offers no action the API would refuse.
+		expect(await page.locator("#read-only").textContent()).toMatch(/need the admin token/);
+		expect(await page.locator("#retry, #cancel, #approve").count()).toBe(0);
 		await page.close();
 	});
 
@@ -220,7 +237,7 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		// The list: an active status, and a cost nobody can know said as such, never $0.
 		const page = await signedIn();
 		await row(page, id).waitFor();
-		expect(await row(page, id).locator(".badge").textContent()).toBe("awaiting_approval");
+		expect(await row(page, id).locator("td.status .badge").textContent()).toBe("awaiting_approval");
 		const listed = row(page, id).locator(".cost .unknown");
 		expect(await listed.textContent()).toBe("unknown");
 		expect(await listed.getAttribute("title")).toBe(
@@ -242,9 +259,11 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		expect(await cost(1).textContent()).toBe("$0.2600");
 		expect(await cost(2).locator(".unknown").first().textContent()).toBe("unknown");
 		expect(await cost(2).locator(".attempts").textContent()).toBe("#1 $4.71 · #2 unknown");
-		// The read-only token watches; approving is the admin token's.
-		await page.click("#approve");
-		await expect.poll(() => page.locator("#notice").textContent()).toMatch(/read-only/);
+		// The read-only token watches; approving is the admin token's, and only it is offered the button.
+		expect(await page.locator("#approval").textContent()).toContain(
+			"The admin token approves here",
+		);
+		expect(await page.locator("#approve, #approve-limit").count()).toBe(0);
 
 		// With the admin token the button posts the new limit (answered here: approving is the
 		// pipeline's, tested with the endpoint in api.test.ts).
@@ -265,13 +284,22 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		await page.evaluate((t) => localStorage.setItem("lisaToken", t), w.stack.apiToken);
 		await page.reload();
 		await page.locator("#approve-limit").waitFor();
+		// A limit that is not an amount is refused on the page, naming what it takes: nothing is posted.
+		await page.fill("#approve-limit", "-3");
+		await page.click("#approve");
+		await expect
+			.poll(() => page.locator("#notice.error .text").textContent())
+			.toBe("The new limit is an amount in USD, such as 20");
+		expect(posted).toEqual([]);
 		await page.fill("#approve-limit", "20");
-		// The page is drawn again every second while the run is active: what was typed stays.
-		await page.waitForTimeout(1500);
+		// The page is drawn again every second while the run is active (its elapsed time moves):
+		// what was typed stays.
+		const before = await page.locator("#summary").textContent();
+		await expect.poll(() => page.locator("#summary").textContent()).not.toBe(before);
 		expect(await page.inputValue("#approve-limit")).toBe("20");
 		await page.click("#approve");
 		await expect
-			.poll(() => page.locator("#notice").textContent())
+			.poll(() => page.locator("#notice .text").textContent())
 			.toBe("Approved: the run goes on up to $20.00.");
 		expect(posted).toEqual([
 			{ method: "POST", auth: `Bearer ${w.stack.apiToken}`, body: { limitUsd: 20 } },

@@ -13,15 +13,9 @@ const timeline = async (id: string) =>
 
 describe("limits.max_concurrent_runs", () => {
 	it("keeps a second run queued until the first finishes, then runs it", async () => {
-		const start = async (title: string, description = "") =>
-			(
-				(await (await w.sendWebhook(w.createdWebhook(w.issue(title, description)))).json()) as {
-					runId: string;
-				}
-			).runId;
-		const first = await start("First in line", "lisa-fake: sleep=3");
+		const first = await w.startRun("First in line", "lisa-fake: sleep=3");
 		await w.waitForRun(first, (r) => r.steps[0]?.status === "running");
-		const second = await start("Second in line");
+		const second = await w.startRun("Second in line");
 
 		const waiting = await w.waitForRun(
 			second,

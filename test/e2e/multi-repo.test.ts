@@ -2,6 +2,7 @@ import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRun, planStep } from "../../src/domain/run";
 import { handleStepFinished } from "../../src/pipeline/steps";
+import { planDirective } from "../doubles/agents/directives";
 import { branches } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
@@ -20,9 +21,6 @@ afterAll(() => w.stop());
 
 type Event = { type: string; step?: number; message: string; data?: Record<string, unknown> };
 const WAIT = 180_000;
-
-const planLine = (steps: { repo: string; scope: string; order: number }[]) =>
-	`lisa-fake: plan=${JSON.stringify({ steps })}`;
 
 async function start(title: string, description: string) {
 	const issue = w.issue(title, description);
@@ -46,7 +44,7 @@ describe("multi-repo runs", () => {
 	it("plans, then opens one PR per repo in plan order, the later one told of the earlier, each linking the other", async () => {
 		const { issue, runId } = await start(
 			"Export reports",
-			planLine([
+			planDirective([
 				{ repo: "web", scope: "Add the export button that calls GET /export", order: 2 },
 				{ repo: "api", scope: "Add GET /export returning CSV", order: 1 },
 			]),
@@ -124,7 +122,7 @@ describe("multi-repo runs", () => {
 			"Plan badly",
 			[
 				'lisa-fake: plan-first={"steps":[{"repo":"mobile","scope":"x","order":1}]}',
-				planLine([
+				planDirective([
 					{ repo: "api", scope: "a", order: 1 },
 					{ repo: "api", scope: "b", order: 2 },
 				]),
@@ -155,7 +153,7 @@ describe("multi-repo runs", () => {
 		const { issue, runId } = await start(
 			"Break the api",
 			[
-				planLine([
+				planDirective([
 					{ repo: "api", scope: "Change the API", order: 1 },
 					{ repo: "web", scope: "Use it", order: 2 },
 				]),
@@ -171,7 +169,7 @@ describe("multi-repo runs", () => {
 			["web", "cancelled"],
 		]);
 		expect(run.error).toBe(
-			"step 2 (api) failed: claude exited with code 3: fatal: the api build is on fire\nNo step succeeded.\nCancelled: step 3 (web)",
+			"step 1 (api) failed: claude exited with code 3: fatal: the api build is on fire\nNo step succeeded.\nCancelled: step 2 (web)",
 		);
 		expect((await callsOf(runId)).map((c) => c.target)).toEqual(["plan", "api"]);
 		expect(w.github.pulls("acme/web").filter((p) => p.head.ref.includes("break-the-api"))).toEqual(
@@ -184,7 +182,7 @@ describe("multi-repo runs", () => {
 		const { issue, runId } = await start(
 			"Half done",
 			[
-				planLine([
+				planDirective([
 					{ repo: "docs", scope: "Document it", order: 1 },
 					{ repo: "api", scope: "Change the API", order: 2 },
 					{ repo: "web", scope: "Use it", order: 3 },
@@ -198,7 +196,7 @@ describe("multi-repo runs", () => {
 		expect(docs).toBeDefined();
 		expect(run.prUrls).toEqual([docs?.html_url]);
 		expect(run.error).toBe(
-			`step 3 (api) failed: the agent finished without committing any change\nSucceeded: step 2 (docs) ${docs?.html_url}\nCancelled: step 4 (web)`,
+			`step 2 (api) failed: the agent finished without committing any change\nSucceeded: step 1 (docs) ${docs?.html_url}\nCancelled: step 3 (web)`,
 		);
 		// api's agent ran three times (the gate's retries), web's never.
 		expect((await callsOf(runId)).map((c) => c.target)).toEqual([
@@ -216,7 +214,7 @@ describe("multi-repo runs", () => {
 	it("runs steps of the same order side by side when parallel_steps allows", async () => {
 		const { issue, runId } = await start(
 			"Side by side",
-			planLine([
+			planDirective([
 				{ repo: "api", scope: "Change the API", order: 1 },
 				{ repo: "web", scope: "Change the UI independently", order: 1 },
 			]),
@@ -242,7 +240,7 @@ describe("multi-repo runs", () => {
 	it("a one-repo plan runs as a normal single-repo run", async () => {
 		const { issue, runId } = await start(
 			"Only the UI",
-			planLine([{ repo: "web", scope: "Restyle the button", order: 1 }]),
+			planDirective([{ repo: "web", scope: "Restyle the button", order: 1 }]),
 		);
 		const run: ApiRun = await w.waitForRun(runId, undefined, WAIT);
 		expect(run.status).toBe("succeeded");

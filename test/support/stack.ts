@@ -68,6 +68,8 @@ export interface StackWorld extends World<ReturnType<typeof parts>> {
 	/** POSTs a signed Issue webhook; returns the response. */
 	sendWebhook(body: string, headers?: Record<string, string>): Promise<Response>;
 	createdWebhook(issue: DoubleIssue): string;
+	/** Files an issue labelled for Lisa through its signed `create` webhook; the run id Lisa answered. */
+	startRun(title: string, description?: string): Promise<string>;
 	api<T = unknown>(p: string, init?: RequestInit): Promise<{ status: number; body: T }>;
 	waitForRun(id: string, done?: (run: ApiRun) => boolean, timeoutMs?: number): Promise<ApiRun>;
 	url(): string;
@@ -123,6 +125,13 @@ export async function createStackWorld(opts: StackOptions = {}): Promise<StackWo
 		},
 		createdWebhook: (issue) =>
 			JSON.stringify(issueWebhook({ action: "create", issue, double: base.linear })),
+		startRun: async (title, description = "") => {
+			const res = await world.sendWebhook(world.createdWebhook(base.issue(title, description)));
+			const body = (await res.json()) as { runId?: string };
+			if (res.status !== 202 || !body.runId)
+				throw new Error(`the webhook was answered ${res.status}: ${JSON.stringify(body)}`);
+			return body.runId;
+		},
 		post: (p, body, headers) => fetch(`${world.url()}${p}`, { method: "POST", body, headers }),
 		sendGitHub: (event, payload, deliveryId) => {
 			const body = JSON.stringify(payload);

@@ -2,6 +2,7 @@ import { planLines, runCostLine, runRepos } from "../../domain/comments";
 import { MAX_FOLLOW_UP_TEXT } from "../../domain/follow-up";
 import type { Plan } from "../../domain/plan";
 import { prUrls, type Run, workSteps } from "../../domain/run";
+import { stepNumber } from "../../domain/step-label";
 
 // Linear agent sessions (README › Linear agent sessions): an issue delegated to (or mentioning)
 // Lisa's app starts a run; Lisa answers in the session with activities. Pure: payload rules and
@@ -141,7 +142,7 @@ export function planAction(plan: Plan): SessionActivity {
 export function stepAction(run: Run, stepIndex: number): SessionActivity {
 	const step = run.steps[stepIndex];
 	const work = workSteps(run);
-	const position = work.findIndex((s) => s.index === stepIndex) + 1;
+	const position = stepNumber(run.steps, stepIndex);
 	return {
 		type: "action",
 		action: "Opened pull request",

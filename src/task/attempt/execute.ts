@@ -1,13 +1,12 @@
-import type { RoundReport } from "../../domain/follow-up";
 import { Workspace } from "../sandbox/workspace";
-import { publish } from "../steps/publish";
+import { type Published, publish } from "../steps/publish";
 import { implementAndCheck } from "../steps/rounds";
 import { type Attempt, checkoutFailure, gitFor, implementInputs } from "./context";
 
 /** Prepare → implement and check (with retries) → publish. Throws StepFailure. */
 export async function execute(
 	a: Attempt,
-): Promise<{ branch: string; prUrl: string; provider: string; round?: RoundReport }> {
+): Promise<Published & { branch: string; provider: string }> {
 	const s = implementInputs(a);
 	const git = gitFor(a, s.repo.url);
 	const ws = new Workspace(git, a.req.workspace, s.repo.url, s.base, s.branch);

@@ -1,5 +1,6 @@
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { parseNumstat, type StepChanges } from "../../domain/changes";
 import { MANIFEST_FILE } from "../steps/prompt";
 import type { Git } from "./git";
 import { handOver } from "./identity";
@@ -166,6 +167,28 @@ export class Workspace {
 		const sha = await this.git.run(work.dir, ["rev-parse", "--verify", "HEAD^{commit}"]);
 		if (!/^[0-9a-f]{40,64}$/.test(sha)) throw new Error(`HEAD is not a commit id: ${sha}`);
 		return sha;
+	}
+
+	/**
+	 * What `sha` changed since the base (README › HTTP API, the step's `changes`), in the agent's
+	 * repository, which holds both sides' blobs; no external diff or textconv it may have configured.
+	 */
+	async changes(work: Work, sha: string): Promise<StepChanges> {
+		const out = await this.git.run(
+			work.dir,
+			[
+				"diff",
+				"--numstat",
+				"-z",
+				"--no-renames",
+				"--no-ext-diff",
+				"--no-textconv",
+				`${this.baseSha}...${sha}`,
+				"--",
+			],
+			{ timeoutMs: 60_000 },
+		);
+		return parseNumstat(out);
 	}
 
 	/** Whether tracked files of the work have changes not committed (untracked ones may be setup's). */

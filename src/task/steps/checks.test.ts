@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branches, git } from "../../../test/support/git";
@@ -307,5 +307,74 @@ describe("pull requests", () => {
 		const pr = w.github.pulls("acme/api").find((p) => p.head.ref === report?.branch);
 		expect(pr?.title).toBe("feat: Add the odd thing");
 		expect(pr?.body?.startsWith("- Adds it.\n- Tests pass.\n\nResolves ")).toBe(true);
+	});
+
+	it("reports the title and what the commit changed, counted by git: binary files marked, paths cleaned", async () => {
+		// Beside the fake agent's LISA_CHANGE.md (3 lines): a line added to the base's .gitignore, a
+		// new text file, a binary one, and names carrying a terminal escape and a secret.
+		const script = path.join(w.dir, "known-change.sh");
+		await writeFile(
+			script,
+			[
+				"set -e",
+				"printf 'node_modules/\\nextra/\\n' > .gitignore",
+				"printf 'a\\nb\\nc\\nd\\n' > four.txt",
+				"printf '\\000\\001\\002\\377' > logo.bin",
+				"printf 'x\\ny\\n' > \"$(printf 'evil\\033[2Jname.txt')\"",
+				`printf 'k\\n' > '${ANTHROPIC_KEY}.txt'`,
+				"git add -A",
+				"git -c user.name=T -c user.email=t@example.com commit -q -m 'feat: more'",
+			].join("\n"),
+		);
+		const runId = await w.newRun({
+			title: "Known change",
+			description: `lisa-fake: run=${script}`,
+		});
+		const report = await w.runTask(runId);
+		expect(report).toMatchObject({ outcome: "succeeded", prTitle: "feat: known change" });
+		expect(report?.changes).toEqual({
+			files: 6,
+			additions: 11,
+			deletions: 0,
+			list: [
+				{ path: "four.txt", additions: 4, deletions: 0 },
+				{ path: "LISA_CHANGE.md", additions: 3, deletions: 0 },
+				{ path: "evil[2Jname.txt", additions: 2, deletions: 0 },
+				{ path: ".gitignore", additions: 1, deletions: 0 },
+				{ path: "[redacted].txt", additions: 1, deletions: 0 },
+				{ path: "logo.bin", additions: 0, deletions: 0, binary: true },
+			],
+		});
+		// The numbers are the remote branch's own, against the base.
+		const numstat = await git(w.repo.path, "diff", "--numstat", `main...${report?.branch}`);
+		expect(numstat.split("\n")).toHaveLength(6);
+		expect(numstat).toContain("4\t0\tfour.txt");
+		expect(numstat).toContain("-\t-\tlogo.bin");
+	});
+
+	it("lists at most 50 of an agent's many files, all counted, and cuts a long path keeping its end", async () => {
+		const script = path.join(w.dir, "many-files.sh");
+		const deep = `${"nested-directory/".repeat(24)}deep.txt`; // 416 characters
+		await writeFile(
+			script,
+			[
+				"set -e",
+				'for i in $(seq 1 60); do echo line > "many-$i.txt"; done',
+				`mkdir -p "$(dirname '${deep}')"`,
+				`printf 'a\\nb\\n' > '${deep}'`,
+				"git add -A",
+				"git -c user.name=T -c user.email=t@example.com commit -q -m 'feat: many'",
+			].join("\n"),
+		);
+		const runId = await w.newRun({ title: "Many files", description: `lisa-fake: run=${script}` });
+		const report = await w.runTask(runId);
+		expect(report?.outcome).toBe("succeeded");
+		// 60 files, the deep one and the fake agent's LISA_CHANGE.md.
+		expect(report?.changes).toMatchObject({ files: 62, additions: 65, deletions: 0 });
+		expect(report?.changes?.list).toHaveLength(50);
+		const [first, second] = report?.changes?.list ?? [];
+		expect(second).toMatchObject({ path: `…${deep.slice(-299)}`, additions: 2 });
+		expect(second?.path).toHaveLength(300);
+		expect(first).toMatchObject({ path: "LISA_CHANGE.md", additions: 3 });
 	});
 });

@@ -119,6 +119,15 @@ describe("a follow-up round", () => {
 		});
 		expect(report?.round?.noChange).toBeUndefined();
 		expect((await finished(runId))?.round).toEqual(report?.round);
+		// The round's own change (the fake agent appends two lines), not the pull request's whole.
+		expect(report?.changes).toEqual({
+			files: 1,
+			additions: 2,
+			deletions: 0,
+			list: [{ path: "LISA_CHANGE.md", additions: 2, deletions: 0 }],
+		});
+		expect((await finished(runId))?.changes).toEqual(report?.changes);
+		expect(report?.prTitle).toBeUndefined();
 
 		// One new commit whose parent is the head the round started from.
 		const head = await at(pr.branch);

@@ -1,3 +1,4 @@
+import { cleanPath, cleanTitle, type StepChanges } from "../../domain/changes";
 import type { RoundInput, RoundReport } from "../../domain/follow-up";
 import { oneLine, redact } from "../../domain/redact";
 import { isTransientFailure } from "../../domain/transient";
@@ -8,12 +9,16 @@ import { linkRelated, siblingPrs } from "../../integrations/github/pulls/related
 import type { Attempt, ImplementInputs } from "../attempt/context";
 import { StepFailure } from "../attempt/failure";
 import { BranchMoved } from "../sandbox/publication";
-import type { Workspace } from "../sandbox/workspace";
+import type { Work, Workspace } from "../sandbox/workspace";
 import { readManifest, readRoundManifest, roundReport } from "./manifest";
 import type { Checked } from "./rounds";
 
 export interface Published {
 	prUrl: string;
+	/** The title the pull request was opened with (a follow-up round keeps the PR's own). */
+	prTitle?: string;
+	/** What the published commit changed since the base (a round: since the head it started from). */
+	changes?: StepChanges;
 	/** A follow-up round's summary and replies. */
 	round?: RoundReport;
 }
@@ -42,13 +47,15 @@ export async function publish(
 	const { runId, stepIndex } = a.req;
 	const octokit = githubClient(a.deps.githubToken, a.deps.env.GITHUB_API_URL);
 	const related = s.step.order ? await siblingPrs(a.deps.store, runId, stepIndex) : [];
+	const title = conventionalTitle(redact(manifest.prTitle, secrets));
+	const changes = await changesOf(a, ws, work, sha);
 	let pr: { url: string; created: boolean };
 	try {
 		pr = await openPullRequest(octokit, {
 			slug: s.repo.slug,
 			head: s.branch,
 			base: s.repo.base_branch,
-			title: conventionalTitle(redact(manifest.prTitle, secrets)),
+			title,
 			body: prBody({
 				body: redact(manifest.prBody, secrets),
 				issueUrl: s.issue.url,
@@ -73,7 +80,30 @@ export async function publish(
 		const others = await siblingPrs(a.deps.store, runId, stepIndex);
 		await linkRelated(octokit, [...others, { repo: s.repo.name, url: pr.url }], a.timeline);
 	}
-	return { prUrl: pr.url };
+	return { prUrl: pr.url, prTitle: cleanTitle(title), ...(changes ? { changes } : {}) };
+}
+
+/**
+ * What the commit changed, its paths redacted like all the agent's text; a count that cannot be
+ * made is only missing from the report, it fails nothing.
+ */
+async function changesOf(
+	a: Attempt,
+	ws: Workspace,
+	work: Work,
+	sha: string,
+): Promise<StepChanges | undefined> {
+	try {
+		const changes = await ws.changes(work, sha);
+		const list = changes.list.map((f) => ({
+			...f,
+			path: cleanPath(redact(f.path, a.deps.secrets)),
+		}));
+		return { ...changes, list };
+	} catch (err) {
+		a.deps.log.warn({ err }, "could not count the step's changes");
+		return undefined;
+	}
 }
 
 const pushFailure = (err: unknown) =>
@@ -117,5 +147,6 @@ async function publishRound(
 		`pushed ${sha.slice(0, 12)} onto ${round.branch} (${round.prUrl})`,
 		{ sha, prUrl: round.prUrl },
 	);
-	return { prUrl: round.prUrl, round: report };
+	const changes = await changesOf(a, ws, work, sha);
+	return { prUrl: round.prUrl, round: report, ...(changes ? { changes } : {}) };
 }

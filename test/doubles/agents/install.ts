@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -75,11 +75,16 @@ export async function installFakeAgents(
 	// Writable by an agent running as another user (LISA_AGENT_UID).
 	await writeFile(log, "", { flag: "a" });
 	await chmod(log, 0o666);
+	// A copy beside the wrappers: an agent's own user may not reach the checkout (cloned into
+	// /root or a 0700 directory), only this directory, which the worlds open to it.
+	const fake = path.join(bin, "fake-agent.mjs");
+	await copyFile(FAKE, fake);
+	await chmod(fake, 0o644);
 	for (const cli of clis) {
 		const file = path.join(bin, cli);
 		await writeFile(
 			file,
-			`#!/bin/sh\nFAKE_AGENT_LOG='${log}' exec '${process.execPath}' '${FAKE}' ${cli} "$@"\n`,
+			`#!/bin/sh\nFAKE_AGENT_LOG='${log}' exec '${process.execPath}' '${fake}' ${cli} "$@"\n`,
 		);
 		await chmod(file, 0o755);
 	}

@@ -6,6 +6,7 @@ import {
 	type ReviewComment,
 	type ReviewSummary,
 } from "../../../domain/follow-up";
+import { stripAnsi } from "../../../domain/printable";
 import { TrackerError } from "../../tracker";
 import { githubClient, isTransientGitHubError } from "../issues";
 import { type CommitChecks, type PullRequestFollowUps, pullRequestRef } from "./follow-up";
@@ -28,13 +29,6 @@ const DIFF_HUNK_LINES = 20;
 
 const ACTIONS = "github-actions";
 const FAILING: readonly string[] = FAILING_CONCLUSIONS;
-
-// CSI sequences (colours, cursor moves) and OSC ones (hyperlinks, titles) that CI tools print.
-const ANSI =
-	// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are control characters.
-	/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
-
-export const stripAnsi = (text: string) => text.replace(ANSI, "");
 
 /** At most `max` characters of `text`, from its start. */
 function clip(text: string, max: number): string {

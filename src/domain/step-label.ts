@@ -1,0 +1,25 @@
+import type { Step } from "./run";
+
+// One numbering of a run's steps for people (README › Multi-repo runs): the planning step is "plan",
+// the steps that change a repository count from 1 whether a plan ran or not — as the tracker's
+// comments have always said "step 1 of 2". The API keeps the 0-based `index`; the CLI, the timeline's
+// messages and the dashboard (its mirror is checked against this in test/e2e/dashboard-served.test.ts
+// and dashboard-live.test.ts) say this.
+
+type Labelled = Pick<Step, "index" | "kind" | "repo">;
+
+/** "plan", or the step's place among the steps that change a repository: "1", "2"… */
+export function stepNumber(steps: readonly Labelled[], index: number): string {
+	if (steps.find((s) => s.index === index)?.kind === "plan") return "plan";
+	const at = steps.filter((s) => s.kind !== "plan").findIndex((s) => s.index === index);
+	// A step the list does not hold (never in a stored run): its index, counted from 1.
+	return String(at < 0 ? index + 1 : at + 1);
+}
+
+/** "plan", or "step 2 (web)": how a message names a step. */
+export function stepLabel(steps: readonly Labelled[], index: number): string {
+	const number = stepNumber(steps, index);
+	if (number === "plan") return "plan";
+	const repo = steps.find((s) => s.index === index)?.repo;
+	return repo ? `step ${number} (${repo})` : `step ${number}`;
+}

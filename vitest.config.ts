@@ -18,7 +18,7 @@ const unit = [
 	"src/task/agents/{fallback,supervision}.test.ts",
 	"src/task/agents/builtin/{blocklist,protocol}.test.ts",
 	"src/task/agents/providers/{prepare,status}.test.ts",
-	"src/task/steps/prompt.test.ts",
+	"src/task/steps/{prompt,epic-prompt}.test.ts",
 	"test/architecture/projects.test.ts",
 ];
 
@@ -26,7 +26,7 @@ const unit = [
 const adapter = [
 	"src/store/**/*.test.ts",
 	"src/queue/**/*.test.ts",
-	"src/integrations/*/{client,issues,actor}.test.ts",
+	"src/integrations/*/{client,issues,actor,epics}.test.ts",
 	"src/integrations/github/pulls/client.test.ts",
 	"src/runtime/**/*.test.ts",
 	"src/task/agents/builtin/agent.test.ts",
@@ -45,7 +45,7 @@ const e2e = [
 	"src/task/agents/{budget,chain,supervise}.test.ts",
 	"src/task/attempt/superseded.test.ts",
 	"src/task/sandbox/{identity,isolation,permissions}.test.ts",
-	"src/task/steps/{checks,follow-up,plan}.test.ts",
+	"src/task/steps/{checks,follow-up,plan,epic-phases}.test.ts",
 ];
 
 export const EXCLUDE = ["**/node_modules/**", ".sst/**"];

@@ -161,6 +161,8 @@ export function acceptDelivery(
 		agentSessionId?: string;
 		/** What asked for the run besides the issue (a Linear session's mention): untrusted text. */
 		request?: RunRequested["request"];
+		/** The issue carries the epic label (README › Epics). */
+		kind?: RunRequested["kind"];
 	},
 ): Promise<Response> {
 	return claimAndSend(c, deps, delivery, {
@@ -177,6 +179,7 @@ export function acceptDelivery(
 				runId,
 				...(req.agentSessionId ? { agentSessionId: req.agentSessionId } : {}),
 				...(req.request ? { request: req.request } : {}),
+				...(req.kind ? { kind: req.kind } : {}),
 			}),
 		answer: (runId) => ({ runId }),
 		// The intake creates the run first thing: once it exists, the message arrived.

@@ -93,14 +93,15 @@ export function dashboardMain() {
 	// same answers).
 	/** @param {readonly Step[]} steps @param {number} index */
 	function stepNumber(steps, index) {
-		if (steps.find((s) => s.index === index)?.kind === "plan") return "plan";
-		const at = steps.filter((s) => s.kind !== "plan").findIndex((s) => s.index === index);
+		const kind = steps.find((s) => s.index === index)?.kind;
+		if (kind) return kind === "research" ? "research" : "plan";
+		const at = steps.filter((s) => !s.kind).findIndex((s) => s.index === index);
 		return String(at < 0 ? index + 1 : at + 1);
 	}
 	/** @param {readonly Step[]} steps @param {number} index */
 	function stepLabel(steps, index) {
 		const number = stepNumber(steps, index);
-		if (number === "plan") return "plan";
+		if (steps.find((s) => s.index === index)?.kind) return number;
 		const repo = steps.find((s) => s.index === index)?.repo;
 		return repo ? `step ${number} (${repo})` : `step ${number}`;
 	}
@@ -125,7 +126,8 @@ export function dashboardMain() {
 		const live =
 			r.steps.find((s) => s.status === "running" || s.status === "launching") ||
 			r.steps.find((s) => s.status === "pending");
-		const work = r.steps.filter((s) => s.kind !== "plan");
+		// The steps that change a repository: not a plan's, not an epic's research or plan.
+		const work = r.steps.filter((s) => !s.kind);
 		const done = work.filter((s) => s.status === "succeeded").length;
 		const agent = live ? agentOf(live) : "";
 		return el(
@@ -179,6 +181,22 @@ export function dashboardMain() {
 	}
 	const prLinks = (/** @type {string[]} */ urls) =>
 		urls.flatMap((u) => [link(u, u.replace(/^https?:\/\/[^/]+\//, "")), el("br")]);
+	/** "epic" (with how many of its tasks are done) or "task" before a run's title (README › Epics). @param {Run} r */
+	const kindTag = (r) =>
+		r.kind
+			? el(
+					"span",
+					{
+						class: `tag ${r.kind}`,
+						title: r.epic
+							? `${r.epic.done} of ${r.epic.total} tasks done`
+							: r.epicTask
+								? `task ${r.epicTask.taskId} of epic ${r.epicTask.runId}`
+								: "",
+					},
+					r.kind,
+				)
+			: "";
 	const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
 	const token = () => localStorage.getItem("lisaToken");
@@ -484,7 +502,12 @@ export function dashboardMain() {
 				{ "data-run": r.id },
 				el("td", null, link(`/runs/${r.id}`, r.issueKey || r.issueId)),
 				el("td", { class: "status" }, badge(r.status)),
-				el("td", { class: "title" }, r.url ? link(r.url, r.title || r.issueId) : r.title || ""),
+				el(
+					"td",
+					{ class: "title" },
+					kindTag(r),
+					r.url ? link(r.url, r.title || r.issueId) : r.title || "",
+				),
 				el("td", { class: "now" }, ACTIVE.includes(r.status) ? doing(r) : ""),
 				// A run that plans learns its repos from the plan.
 				el(
@@ -696,6 +719,7 @@ export function dashboardMain() {
 			part("p", "actions"),
 			state.notice,
 			part("div", "links"),
+			part("div", "epic"),
 			el("h3", null, "Steps"),
 			el("table", { id: "steps" }),
 			el("h3", null, "Agent output"),
@@ -716,7 +740,7 @@ export function dashboardMain() {
 				"tr",
 				{ "data-step": String(s.index) },
 				el("td", { class: "step" }, stepNumber(r.steps, s.index)),
-				el("td", { title: s.scope || "" }, s.kind === "plan" ? "–" : s.repo),
+				el("td", { title: s.scope || "" }, s.kind ? "–" : s.repo),
 				el("td", null, badge(s.status)),
 				el("td", null, s.attempt),
 				el("td", { class: "agent" }, agentOf(s) ? badge(agentOf(s)) : ""),
@@ -829,6 +853,82 @@ export function dashboardMain() {
 		);
 	}
 
+	/**
+	 * An epic run's phase, questions and task table; a task's run, the link to its epic (README ›
+	 * Epics). Titles, reasons and questions are others' text: inserted as text like everything else.
+	 * @param {Run} r
+	 * @returns {Kid[]}
+	 */
+	function epicParts(r) {
+		if (r.epicTask)
+			return [
+				el(
+					"p",
+					{ id: "epic-parent" },
+					`Task ${r.epicTask.taskId} of epic `,
+					link(`/runs/${r.epicTask.runId}`, r.epicTask.runId),
+				),
+			];
+		const e = r.epic;
+		if (!e) return [];
+		return [
+			el("h3", null, "Epic"),
+			el(
+				"p",
+				{ id: "epic-phase" },
+				"Phase ",
+				el("b", null, e.phase.replace("_", " ")),
+				` · ${e.done} of ${e.total} tasks done`,
+				e.continues ? " · continues " : "",
+				e.continues ? link(`/runs/${e.continues}`, e.continues) : "",
+			),
+			e.questions
+				? el(
+						"div",
+						{ id: "epic-questions" },
+						el("p", null, "The research needs answers before the epic can be planned:"),
+						el("ul", null, ...e.questions.map((q) => el("li", null, q))),
+					)
+				: "",
+			e.tasks.length
+				? el(
+						"table",
+						{ id: "epic-tasks" },
+						el(
+							"tr",
+							null,
+							...["task", "title", "repo", "depends on", "status", "sub-issue", "run", "PRs"].map(
+								(h) => el("th", null, h),
+							),
+						),
+						...e.tasks.map((t) =>
+							el(
+								"tr",
+								{ "data-task": t.id },
+								el("td", null, t.id),
+								el("td", { class: "title" }, t.title),
+								el("td", null, t.repo),
+								el("td", null, t.dependsOn.join(", ") || "–"),
+								el(
+									"td",
+									{ class: "status" },
+									badge(t.status),
+									t.reason ? el("div", { class: "muted reason" }, t.reason) : "",
+								),
+								el(
+									"td",
+									{ class: "issue" },
+									t.issue ? link(t.issue.url, t.issue.key || t.issue.url || "") : "–",
+								),
+								el("td", { class: "run" }, t.runId ? link(`/runs/${t.runId}`, t.runId) : "–"),
+								el("td", null, ...prLinks(t.prUrls || [])),
+							),
+						),
+					)
+				: "",
+		];
+	}
+
 	/** @param {RunState} state */
 	function drawRun(state) {
 		const r = state.run;
@@ -899,7 +999,7 @@ export function dashboardMain() {
 			const button = el(
 				"button",
 				{ id: active ? "cancel" : "retry" },
-				active ? "Cancel run" : "Retry as a new run",
+				active ? "Cancel run" : r.kind === "epic" ? "Continue the epic" : "Retry as a new run",
 			);
 			button.addEventListener("click", () =>
 				act(r.runId, active ? "cancel" : "retry", state.notice),
@@ -967,6 +1067,7 @@ export function dashboardMain() {
 					: "",
 			],
 		);
+		fill("epic", [r.epic, r.epicTask], () => epicParts(r));
 		fill("steps", r.steps, () => [
 			el(
 				"tr",

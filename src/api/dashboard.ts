@@ -50,10 +50,14 @@ export const DASHBOARD_HTML = `<!doctype html>
   th { font-size: 12px; color: var(--muted); font-weight: 600; }
   #runs td:first-child, #runs td:nth-child(2), td.started, td.now { white-space: nowrap; }
   .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #fdf0d5; color: var(--busy); }
-  .badge.succeeded, .badge.completed { background: #e6f4ea; color: var(--ok); }
-  .badge.failed, .badge.crashed, .badge.stuck { background: #fce8e6; color: var(--bad); }
-  .badge.cancelled, .badge.pending { background: #eef0f3; color: var(--muted); }
-  .badge.awaiting_approval { background: #e8eafd; color: #3730a3; }
+  .badge.succeeded, .badge.completed, .badge.done { background: #e6f4ea; color: var(--ok); }
+  .badge.failed, .badge.crashed, .badge.stuck, .badge.blocked { background: #fce8e6; color: var(--bad); }
+  .badge.cancelled, .badge.pending, .badge.planned, .badge.waiting { background: #eef0f3; color: var(--muted); }
+  .badge.awaiting_approval, .badge.in_review { background: #e8eafd; color: #3730a3; }
+  .tag { display: inline-block; margin-right: 6px; padding: 0 6px; border: 1px solid var(--line); border-radius: 4px; font-size: 11px; color: var(--muted); text-transform: uppercase; }
+  .tag.epic { border-color: #c7cbf6; color: #3730a3; }
+  .reason { font-size: 12px; }
+  #epic-tasks td.issue, #epic-tasks td.run, #epic-tasks th { white-space: nowrap; }
   .unknown { text-decoration: underline dotted; cursor: help; }
   .attempts { font-size: 12px; }
   .files summary { cursor: pointer; font-size: 12px; color: var(--muted); }

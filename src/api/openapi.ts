@@ -3,6 +3,7 @@ import {
 	approveBody,
 	approvingAnswer,
 	cancellingAnswer,
+	epicAnswer,
 	errorAnswer,
 	eventsAnswer,
 	eventsQuery,
@@ -14,6 +15,7 @@ import {
 	runsAnswer,
 	startBody,
 	startedAnswer,
+	startedEpicAnswer,
 	statsAnswer,
 	statsQuery,
 	streamQuery,
@@ -56,7 +58,7 @@ export function openApiDocument(serverUrl?: string) {
 			title: "Lisa API",
 			version: "1",
 			description:
-				"Runs of Lisa, the autonomous issue resolver: list and follow them, start, cancel and retry them, and read their statistics. Every route takes `Authorization: Bearer <token>`: the admin token (LISA_API_TOKEN) for everything, the read-only token (LISA_READ_TOKEN) for GET.",
+				"Runs of Lisa, the autonomous issue resolver: list and follow them, start, cancel and retry them, start epics and follow their tasks, and read their statistics. Every route takes `Authorization: Bearer <token>`: the admin token (LISA_API_TOKEN) for everything, the read-only token (LISA_READ_TOKEN) for GET.",
 		},
 		servers: serverUrl ? [{ url: serverUrl }] : undefined,
 		security: [{ bearer: [] }],
@@ -166,7 +168,8 @@ export function openApiDocument(serverUrl?: string) {
 			},
 			"/api/runs/{id}/retry": {
 				post: {
-					summary: "Start a new run for a finished run's issue",
+					summary:
+						"Start a new run for a finished run's issue; of an epic run, continue the epic (its plan and sub-issues kept, failed tasks restarted)",
 					parameters: [runId],
 					responses: {
 						202: answer("The new run's id", retriedAnswer),
@@ -175,6 +178,37 @@ export function openApiDocument(serverUrl?: string) {
 						409: error("The run is still active"),
 						413: tooLarge,
 						...adminOnly,
+					},
+				},
+			},
+			"/api/epics": {
+				post: {
+					summary:
+						"Start an epic for an issue: research, a plan of dependent tasks, a sub-issue and a run per task (README › Epics)",
+					requestBody: {
+						required: true,
+						content: { "application/json": { schema: json(startBody, "input") } },
+					},
+					responses: {
+						202: answer("Queued; the epic run's id", startedEpicAnswer),
+						400: error(
+							"Not JSON, no issue, an issue that is not a string, over 512 characters or with spaces, or a source other than the configured one",
+						),
+						413: tooLarge,
+						503: error("No config, or an invalid one (`issues` says what is wrong in it)"),
+						...adminOnly,
+					},
+				},
+			},
+			"/api/epics/{id}": {
+				get: {
+					summary: "An epic run's phase and task graph (no task bodies, no research text)",
+					parameters: [runId],
+					responses: {
+						200: answer("The epic", epicAnswer),
+						400: badRunId,
+						404: error("No such run, or a run that is not an epic (the message says which)"),
+						...denied,
 					},
 				},
 			},

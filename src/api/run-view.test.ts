@@ -207,3 +207,34 @@ describe("a run's cost in the API", () => {
 		expect(runView(queued, deps([], { status: "missing", file: "t.yaml" })).limitUsd).toBeNull();
 	});
 });
+
+describe("an epic phase's files", () => {
+	it("are not in the run's answer: the research and the task bodies stay on the run", () => {
+		const run: Run = {
+			...newRun({ runId: "01EPIC", source: "linear", issueId: "i", trigger: "api", now: NOW }),
+			epic: { tasks: [] },
+			steps: [
+				{
+					...newStep(0, "*"),
+					kind: "research",
+					status: "failed",
+					report: {
+						attempt: 1,
+						outcome: "succeeded",
+						research: { text: "SECRET-RESEARCH" },
+						epicPlan: { text: "SECRET-PLAN", tasks: [] },
+						at: NOW,
+					},
+				},
+			],
+		};
+		const shown = JSON.stringify(runView(run, deps()));
+		expect(shown).not.toContain("SECRET-RESEARCH");
+		expect(shown).not.toContain("SECRET-PLAN");
+		expect(runView(run, deps()).steps[0]?.report).toEqual({
+			attempt: 1,
+			outcome: "succeeded",
+			at: NOW,
+		});
+	});
+});

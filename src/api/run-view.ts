@@ -1,9 +1,10 @@
 import { limitOf } from "../domain/budget";
 import { type Cost, runCost, stepCost, sumCosts } from "../domain/cost";
-import { prUrls, type Run, workSteps } from "../domain/run";
+import { prUrls, type Run, type Step, workSteps } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { sumUsage } from "../domain/usage";
 import type { ApiDeps } from "./deps";
+import { epicProgress } from "./epic-view";
 import type { RunAnswer } from "./schemas";
 
 /** A round of the run's follow-ups, as the API answers it (its status when it was read). */
@@ -22,10 +23,24 @@ function limitShown(run: Run, deps: Pick<ApiDeps, "config">): number | null {
 	return state.status === "ok" ? state.config.limits.max_run_cost_usd : null;
 }
 
+/** "epic" for an epic run, "task" for the run of an epic's task, absent for an issue's run (README › HTTP API). */
+function kindOf(run: Run): "epic" | "task" | undefined {
+	if (run.epic) return "epic";
+	return run.epicTask ? "task" : undefined;
+}
+
+/** A step's report without an epic phase's files (the research and the task bodies: long, and the issue's). */
+function reportShown(report: Step["report"]) {
+	if (!report) return undefined;
+	const { research: _research, epicPlan: _plan, ...shown } = report;
+	return shown;
+}
+
 /**
  * What the API shows of a run: no config snapshot, no issue text, none of what a round answers
- * (CI output, review comments: untrusted text) but its pull request, branch and number. Its cost
- * is its own steps' (README › HTTP API); with `rounds` read, also the cost with its rounds.
+ * (CI output, review comments: untrusted text) but its pull request, branch and number; of an
+ * epic, its phase and task graph without the tasks' bodies or the research. Its cost is its own
+ * steps' (README › HTTP API); with `rounds` read, also the cost with its rounds.
  */
 export function runView(
 	run: Run,
@@ -39,8 +54,11 @@ export function runView(
 		request: _request,
 		round,
 		followUps,
+		epic: _epic,
+		epicTask,
 		...rest
 	} = run;
+	const kind = kindOf(run);
 	const work = workSteps(run);
 	const cost = runCost(run);
 	const roundList = followUps?.rounds ?? [];
@@ -48,7 +66,11 @@ export function runView(
 	return {
 		id: run.runId,
 		...rest,
-		steps: run.steps.map((s) => ({ ...s, cost: stepCost(s) })),
+		...(kind ? { kind } : {}),
+		...(kind === "epic" ? { epic: epicProgress(run) } : {}),
+		// Where it reports, not what its dependencies did (their titles and files are the agent's text).
+		...(epicTask ? { epicTask: { runId: epicTask.runId, taskId: epicTask.taskId } } : {}),
+		steps: run.steps.map((s) => ({ ...s, report: reportShown(s.report), cost: stepCost(s) })),
 		cost,
 		...(rounds && roundList.length
 			? {

@@ -1,41 +1,17 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
-import type * as z from "zod";
-import { formatProblem } from "../config/schema";
 import { isTerminalRun } from "../domain/states";
-import { requestRun } from "../pipeline/request";
 import { approveRequested, cancelRequested, requestAgain } from "../queue/messages";
 import { InvalidCursor } from "../store";
 import type { AuthEnv } from "./auth";
 import type { ApiDeps } from "./deps";
+import { epicsRoutes } from "./epics";
 import { runDetailView, runView } from "./run-view";
-import {
-	approveBody,
-	eventsQuery,
-	listQuery,
-	runPath,
-	startBody,
-	statsQuery,
-	streamQuery,
-} from "./schemas";
+import { approveBody, eventsQuery, listQuery, runPath, statsQuery, streamQuery } from "./schemas";
+import { startRequested } from "./start";
 import { defaultSince, rebuildDayStats, windowStats } from "./stats";
 import { runStream } from "./stream";
-
-const validationError = (
-	result: { success: boolean; error?: unknown },
-	c: { json: (b: unknown, s: 400) => Response },
-) => {
-	if (!result.success)
-		return c.json(
-			{
-				error: "invalid request",
-				issues: (result.error as z.ZodError).issues.map(
-					(i) => `${i.path.join(".") || "body"}: ${i.message}`,
-				),
-			},
-			400,
-		);
-};
+import { validationError } from "./validation";
 
 /** A cursor the client changed or made up is its mistake (400), not ours. */
 async function paged(c: { json: (b: unknown, s: 400) => Response }, read: () => Promise<Response>) {
@@ -95,44 +71,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		return runStream(c, deps, run, query.data.after);
 	});
 
-	// The body is read as JSON whatever its Content-Type (`curl -d` sends a form type).
-	api.post("/runs", async (c) => {
-		let raw: unknown;
-		try {
-			raw = JSON.parse(await c.req.text());
-		} catch {
-			return c.json({ error: "body is not valid JSON" }, 400);
-		}
-		const parsed = startBody.safeParse(raw);
-		if (!parsed.success) return validationError(parsed, c) as Response;
-		const body = parsed.data;
-		const state = deps.config();
-		// A run needs the config (its repos, its tracker): refused now, not failed later. 503: the
-		// request is fine, Lisa is not ready for it.
-		if (state.status === "missing")
-			return c.json(
-				{
-					error: `no config at ${state.file}: runs cannot start until there is one (npx lisa init)`,
-				},
-				503,
-			);
-		if (state.status === "invalid")
-			return c.json(
-				{
-					error: `the config ${state.file} is invalid: runs cannot start until it is fixed (npx lisa doctor)`,
-					issues: state.error.problems.map(formatProblem),
-				},
-				503,
-			);
-		const configured = state.config.source;
-		if (body.source && body.source !== configured)
-			return c.json(
-				{ error: `source ${body.source} is not the configured source (${configured})` },
-				400,
-			);
-		const id = await requestRun(deps, configured, { id: body.issue }, "api");
-		return c.json({ id }, 202);
-	});
+	api.post("/runs", startRequested(deps));
 
 	api.post("/runs/:id/cancel", runId, async (c) => {
 		const run = await deps.store.getRun(c.req.valid("param").id);
@@ -198,6 +137,22 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 				},
 				409,
 			);
+		// An epic continues from its newest run: an older one's state is stale (README › Epics).
+		if (run.epic?.continuedBy)
+			return c.json(
+				{
+					error: `epic run ${run.runId} was continued by run ${run.epic.continuedBy}: continue that one instead`,
+				},
+				409,
+			);
+		// A task's run alone would leave its epic waiting on the failed one (README › Epics).
+		if (run.epicTask)
+			return c.json(
+				{
+					error: `run is task ${run.epicTask.taskId} of epic run ${run.epicTask.runId}: continue the epic instead (npx lisa plan --continue ${run.epicTask.runId})`,
+				},
+				409,
+			);
 		const id = deps.newRunId();
 		await deps.queue.send(
 			"intake",
@@ -206,6 +161,8 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 				requestedAt: deps.now().toISOString(),
 				runId: id,
 				retryOf: run.runId,
+				// An epic's retry continues it: its plan and sub-issues kept, its failed tasks restarted.
+				...(run.epic ? { kind: "epic" as const } : {}),
 			}),
 		);
 		return c.json({ id, retryOf: run.runId }, 202);
@@ -242,6 +199,8 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		const done = await rebuildDayStats(deps.store, window.since, window.until);
 		return c.json({ window, ...done });
 	});
+
+	api.route("/epics", epicsRoutes(deps));
 
 	return api;
 }

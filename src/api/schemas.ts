@@ -1,9 +1,11 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
 import { stepChangesSchema } from "../domain/changes";
+import { EPIC_TASK_STATUSES } from "../domain/epic";
+import { EPIC_PHASES } from "../domain/epic-steps";
 import { FOLLOW_UP_TRIGGERS } from "../domain/follow-up";
 import { issueRefSchema, runIdSchema, ULID_PATTERN } from "../domain/ids";
-import { TRIGGERS } from "../domain/run";
+import { STEP_KINDS, TRIGGERS } from "../domain/run";
 import { AGENT_STATES, RUN_STATUSES, type RunStatus, STEP_STATUSES } from "../domain/states";
 import { attemptUsageSchema, tokenUsageSchema } from "../domain/usage";
 
@@ -152,7 +154,10 @@ const attemptCostAnswer = z.object({
 const stepView = z.looseObject({
 	index: z.number().int(),
 	repo: z.string().meta({ description: "Repo name; `*` for the planning step" }),
-	kind: z.literal("plan").optional(),
+	kind: z.enum(STEP_KINDS).optional().meta({
+		description:
+			"A step that writes files over read-only checkouts of every repo: a multi-repo run's `plan`, an epic's `research` or `epic_plan`",
+	}),
 	scope: z.string().optional(),
 	order: z.number().int().optional(),
 	status: z.enum(STEP_STATUSES),
@@ -228,6 +233,55 @@ const approval = z.object({
 	steps: z.array(z.number().int()).meta({ description: "The steps it launched" }),
 });
 
+const epicTaskAnswer = z.object({
+	id: z.string().meta({ description: "The task file's number, as written (`01`)" }),
+	title: z.string(),
+	repo: z.string().meta({ description: "The configured repository it changes" }),
+	dependsOn: z.array(z.string()).meta({ description: "Task ids that must be done first" }),
+	status: z.enum(EPIC_TASK_STATUSES).meta({
+		description:
+			"planned (no sub-issue yet), waiting (for its dependencies), running, in_review (its pull requests wait to be merged), done, failed, blocked (a task it depends on failed)",
+	}),
+	issue: z
+		.object({ key: z.string().optional(), url: z.string().optional() })
+		.optional()
+		.meta({ description: "Its sub-issue, once created" }),
+	runId: z.string().optional().meta({ description: "Its current run" }),
+	prUrls: z.array(z.string()).optional(),
+	reason: z
+		.string()
+		.optional()
+		.meta({ description: "Why it failed, or which failed task blocks it" }),
+});
+
+const epicProgressAnswer = z.object({
+	phase: z.enum(EPIC_PHASES).meta({
+		description:
+			"research, plan, tasks (its sub-issues are worked), needs_spec (the research asked questions instead), done, failed",
+	}),
+	questions: z
+		.array(z.string())
+		.optional()
+		.meta({ description: "needs_spec: what the research asks before the epic can be planned" }),
+	tasks: z
+		.array(epicTaskAnswer)
+		.meta({ description: "The plan's tasks, each after its dependencies" }),
+	done: z.number().int().meta({ description: "Tasks done" }),
+	total: z.number().int(),
+	continues: z.string().optional().meta({ description: "The epic run this one continues" }),
+});
+
+export const epicAnswer = epicProgressAnswer.extend({
+	id: z.string(),
+	status: z.enum(RUN_STATUSES),
+	issueKey: z.string().optional(),
+	title: z.string().optional(),
+	url: z.string().optional(),
+	error: z.string().optional(),
+	createdAt: z.string(),
+	updatedAt: z.string(),
+});
+
 export const runAnswer = z.looseObject({
 	id: z.string(),
 	runId: z.string(),
@@ -238,6 +292,17 @@ export const runAnswer = z.looseObject({
 	url: z.string().optional(),
 	trigger: z.enum(TRIGGERS),
 	status: z.enum(RUN_STATUSES),
+	kind: z.enum(["epic", "task"]).optional().meta({
+		description:
+			"epic: the run plans its issue into sub-issues (README › Epics); task: it works one of an epic's sub-issues; absent: an issue's run",
+	}),
+	epic: epicProgressAnswer.optional().meta({
+		description: "An epic run: its phase and tasks (as GET /api/epics/{id} shows them)",
+	}),
+	epicTask: z
+		.object({ runId: z.string(), taskId: z.string() })
+		.optional()
+		.meta({ description: "A task's run: its epic's run and the task's id" }),
 	steps: z.array(stepView),
 	plan: z
 		.object({
@@ -437,6 +502,7 @@ export const whoamiAnswer = z.object({
 });
 
 export const startedAnswer = z.object({ id: z.string() });
+export const startedEpicAnswer = z.object({ id: z.string(), kind: z.literal("epic") });
 export const cancellingAnswer = z.object({ id: z.string(), status: z.literal("cancelling") });
 export const retriedAnswer = z.object({ id: z.string(), retryOf: z.string() });
 export const approvingAnswer = z.object({
@@ -453,3 +519,4 @@ export type EventsAnswer = z.output<typeof eventsAnswer>;
 export type EventAnswer = EventsAnswer["events"][number];
 export type StatsAnswer = z.output<typeof statsAnswer>;
 export type RebuiltAnswer = z.output<typeof rebuiltAnswer>;
+export type EpicAnswer = z.output<typeof epicAnswer>;

@@ -63,9 +63,12 @@ export class LisaClient {
 		return this.request<T>("GET", p, query, notFound);
 	}
 
-	/** POSTs to an API path without a body (the run actions); `notFound` is the message for a 404. */
-	post<T>(p: string, notFound?: string): Promise<Answer<T>> {
-		return this.request<T>("POST", p, {}, notFound);
+	/**
+	 * POSTs to an API path, with `body` as JSON or without a body (the run actions); `notFound` is
+	 * the message for a 404.
+	 */
+	post<T>(p: string, notFound?: string, body?: unknown): Promise<Answer<T>> {
+		return this.request<T>("POST", p, {}, notFound, body);
 	}
 
 	private async request<T>(
@@ -73,6 +76,7 @@ export class LisaClient {
 		p: string,
 		query: Record<string, string | undefined>,
 		notFound?: string,
+		body?: unknown,
 	): Promise<Answer<T>> {
 		const url = new URL(`${this.conn.url}${p}`);
 		for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
@@ -82,17 +86,19 @@ export class LisaClient {
 				method,
 				headers: {
 					accept: "application/json",
+					...(body === undefined ? {} : { "content-type": "application/json" }),
 					...(this.conn.token ? { authorization: `Bearer ${this.conn.token}` } : {}),
 				},
+				...(body === undefined ? {} : { body: JSON.stringify(body) }),
 				signal: AbortSignal.timeout(TIMEOUT_MS),
 			});
 		} catch (err) {
 			throw unreachable(this.conn.url, err);
 		}
 		const text = await res.text();
-		const body = parseJson(text);
-		if (res.ok) return { text, body: body as T };
-		throw refused(res.status, body, this.conn, notFound);
+		const answer = parseJson(text);
+		if (res.ok) return { text, body: answer as T };
+		throw refused(res.status, answer, this.conn, notFound);
 	}
 }
 

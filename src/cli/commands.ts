@@ -124,6 +124,38 @@ export const retry = defineCommand({
 		),
 });
 
+const PLAN_FLAGS = new Set(["_", "issue", "continue", "url", "token"]);
+
+export const plan = defineCommand({
+	meta: {
+		name: "plan",
+		description:
+			"Plan an issue into dependent sub-issues worked in order (an epic), or resume an epic run",
+	},
+	args: {
+		issue: { type: "string", description: "Start an epic for this issue (id, key or URL)" },
+		continue: {
+			type: "string",
+			description:
+				"Resume this finished epic run: its plan and sub-issues kept, failed tasks restarted",
+		},
+		...connection,
+	},
+	run: ({ args }) =>
+		exitWith(async () =>
+			(await import("./plan")).planCommand(
+				clientFor(args),
+				{
+					issue: args.issue,
+					continue: args.continue,
+					extra: args._.map(String),
+					unknown: Object.keys(args).filter((k) => !PLAN_FLAGS.has(k)),
+				},
+				print,
+			),
+		),
+});
+
 export const logs = defineCommand({
 	meta: {
 		name: "logs",

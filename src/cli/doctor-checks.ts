@@ -6,7 +6,7 @@ import { Octokit } from "octokit";
 import { loadConfig } from "../config/load";
 import { type LisaConfig, parseModelSpec } from "../config/schema";
 import type { Settings } from "../config/settings";
-import { statusOf } from "../integrations/github/issues";
+import { statusOf } from "../integrations/github/refs";
 import { linearClient } from "../integrations/linear/client";
 import { TRELLO_API_URL } from "../integrations/trello/http";
 import { PINNED_CLIS, withPinnedClis } from "../local/pinned-clis";

@@ -4,6 +4,7 @@ import { NO_COST } from "../domain/cost";
 import {
 	changedLines,
 	duration,
+	epicLines,
 	eventLine,
 	logLines,
 	overview,
@@ -136,6 +137,16 @@ describe("formatting", () => {
 			"10:00:01  agent.output plan  planned",
 		]);
 		expect(eventLine(output, steps)).toBe("10:00:01  agent.output #1  ok done");
+	});
+
+	it("an epic's phases are named, not numbered", () => {
+		const steps = [
+			step({ index: 0, repo: "*", kind: "research", status: "succeeded", attempt: 1 }),
+			step({ index: 1, repo: "*", kind: "epic_plan", status: "running", attempt: 1 }),
+		];
+		const event = { id: "e1", at: "2025-01-01T10:00:01.000Z", type: "agent.output", message: "ok" };
+		expect(logLines({ ...event, step: 0 }, steps)).toEqual(["10:00:01  agent.output research  ok"]);
+		expect(logLines({ ...event, step: 1 }, steps)).toEqual(["10:00:01  agent.output plan  ok"]);
 	});
 
 	it("a run's detail prints the tracker's title and the errors without their escape codes", () => {
@@ -363,5 +374,60 @@ describe("formatting", () => {
 		expect(changedLines(["a", "b"], ["a", "c", "b"])).toEqual(["c"]);
 		expect(redraw(0, ["abcdef"], 4)).toBe("abc…\n");
 		expect(redraw(2, ["x"], 80)).toBe("\x1b[2F\x1b[Jx\n");
+	});
+
+	it("an epic's phase and a line per task; a task's run names its epic; others' text on one printable line", () => {
+		const tasks = [
+			{
+				id: "01",
+				title: "Add the model",
+				repo: "api",
+				dependsOn: [],
+				status: "done" as const,
+				issue: { key: "ENG-901" },
+				prUrls: ["https://x/pr/1"],
+			},
+			{
+				id: "02",
+				title: "Show \u001b[2Jit\nthere",
+				repo: "web",
+				dependsOn: ["01"],
+				status: "failed" as const,
+				reason: "the agent\ngave up",
+			},
+		];
+		const lines = runDetail(
+			run({ kind: "epic", epic: { phase: "tasks", tasks, done: 1, total: 2 } }),
+			[],
+		);
+		const at = lines.indexOf("  tasks:");
+		expect(lines).toContain("  epic:  tasks, 1 of 2 tasks done");
+		expect(lines.slice(at + 1, at + 4)).toEqual([
+			"    ID  TITLE          REPO  AFTER  STATUS  ISSUE    PRS",
+			"    01  Add the model  api   -      done    ENG-901  https://x/pr/1",
+			"    02  Show it there  web   01     failed  -        (the agent gave up)",
+		]);
+		expect(lines.join("\n")).not.toContain("\u001b");
+		expect(
+			epicLines({
+				epic: {
+					phase: "needs_spec",
+					questions: ["Which formats?"],
+					tasks: [],
+					done: 0,
+					total: 0,
+					continues: "01OLD",
+				},
+			}),
+		).toEqual([
+			"  epic:  needs_spec, 0 of 0 tasks done",
+			"  continues: run 01OLD",
+			"  questions:",
+			"    - Which formats?",
+		]);
+		expect(epicLines({ epicTask: { runId: "01EPIC", taskId: "02" } })).toEqual([
+			"  epic:  task 02 of run 01EPIC",
+		]);
+		expect(epicLines({})).toEqual([]);
 	});
 });

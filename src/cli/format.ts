@@ -3,6 +3,7 @@ import { changesLine, cleanTitle } from "../domain/changes";
 import { costLine, usd } from "../domain/cost";
 import { printable } from "../domain/printable";
 import { oneLine } from "../domain/redact";
+import { readsAllRepos } from "../domain/run";
 import { RUN_STATUSES } from "../domain/states";
 import { stepNumber } from "../domain/step-label";
 
@@ -39,7 +40,8 @@ export function runDuration(run: Pick<RunAnswer, "createdAt" | "finishedAt">, no
 export const shown = (text: string, max: number) => oneLine(printable(text), max);
 
 const issueName = (run: Pick<RunAnswer, "issueKey" | "issueId">) => run.issueKey ?? run.issueId;
-const codeSteps = (run: RunAnswer) => run.steps.filter((s) => s.kind !== "plan");
+/** The steps that change a repository: not a plan's, not an epic's research or plan. */
+const codeSteps = (run: RunAnswer) => run.steps.filter((s) => !readsAllRepos(s));
 const unique = (xs: (string | undefined)[]) => [...new Set(xs.filter((x): x is string => !!x))];
 
 export function runsTable(runs: RunAnswer[], now: Date): string[] {
@@ -57,14 +59,14 @@ export function runsTable(runs: RunAnswer[], now: Date): string[] {
 	);
 }
 
-/** "plan", "#1", "#2"…: the numbering every view uses (src/domain/step-label.ts). */
+/** "plan" (or "research"), "#1", "#2"…: the numbering every view uses (src/domain/step-label.ts). */
 function stepTag(steps: readonly StepAnswer[], index: number): string {
 	const n = stepNumber(steps, index);
-	return n === "plan" ? n : `#${n}`;
+	return steps.find((s) => s.index === index)?.kind ? n : `#${n}`;
 }
 
 function stepLine(steps: readonly StepAnswer[], step: StepAnswer, repoWidth: number): string {
-	const repo = step.kind === "plan" ? "-" : step.repo;
+	const repo = step.kind ? "-" : step.repo;
 	const where = step.prUrl ?? step.branch ?? "";
 	const tagWidth = Math.max(...steps.map((s) => stepTag(steps, s.index).length));
 	return [
@@ -133,6 +135,32 @@ function costLines(run: RunAnswer, apiUrl: string | undefined): string[] {
 	return lines;
 }
 
+/**
+ * An epic run's phase, its questions when it needs a spec, and a line per task (README › Epics);
+ * a task's run, its epic. Titles, reasons and questions are others' text: one line each, printable.
+ */
+export function epicLines(run: Pick<RunAnswer, "epic" | "epicTask">): string[] {
+	if (run.epicTask) return [`  epic:  task ${run.epicTask.taskId} of run ${run.epicTask.runId}`];
+	const epic = run.epic;
+	if (!epic) return [];
+	const lines = [`  epic:  ${epic.phase}, ${epic.done} of ${epic.total} tasks done`];
+	if (epic.continues) lines.push(`  continues: run ${epic.continues}`);
+	if (epic.questions?.length)
+		lines.push("  questions:", ...epic.questions.map((q) => `    - ${shown(q, 300)}`));
+	if (!epic.tasks.length) return lines;
+	const rows = epic.tasks.map((t) => [
+		t.id,
+		shown(t.title, 60),
+		t.repo,
+		t.dependsOn.join(",") || "-",
+		t.status,
+		t.issue?.key ?? "-",
+		[...(t.prUrls ?? []), ...(t.reason ? [`(${shown(t.reason, 160)})`] : [])].join(" ") || "-",
+	]);
+	const header = ["ID", "TITLE", "REPO", "AFTER", "STATUS", "ISSUE", "PRS"];
+	return [...lines, "  tasks:", ...table(header, rows).map((l) => `    ${l}`)];
+}
+
 /** One run: header, a line per step, and the last `recent` timeline messages (times in UTC). */
 export function runDetail(
 	run: RunAnswer,
@@ -155,6 +183,7 @@ export function runDetail(
 	lines.push(...costLines(run, apiUrl));
 	if (run.prUrls.length) lines.push(`  PRs:   ${run.prUrls.join(" ")}`);
 	if (run.parentRunId) lines.push(`  round: ${run.round?.number ?? "?"} of run ${run.parentRunId}`);
+	lines.push(...epicLines(run));
 	if (run.followUps.length)
 		lines.push(
 			"  rounds:",
@@ -167,7 +196,7 @@ export function runDetail(
 	if (run.followUpsStopped)
 		lines.push(`  CI rounds stopped: ${shown(run.followUpsStopped.reason, 300)}`);
 	if (run.steps.length) {
-		const width = Math.max(...run.steps.map((s) => (s.kind === "plan" ? 1 : s.repo.length)));
+		const width = Math.max(...run.steps.map((s) => (s.kind ? 1 : s.repo.length)));
 		lines.push("  steps:");
 		for (const s of run.steps) {
 			lines.push(`    ${stepLine(run.steps, s, width)}`);

@@ -8,6 +8,7 @@ import {
 	init,
 	intervalSeconds,
 	logs,
+	plan,
 	retry,
 	runs,
 	status,
@@ -110,7 +111,7 @@ const run = defineCommand({
 
 const main = defineCommand({
 	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
-	subCommands: { start, run, runs, status, logs, cancel, retry, doctor, init, config },
+	subCommands: { start, run, runs, status, logs, cancel, retry, plan, doctor, init, config },
 });
 
 runMain(main);

@@ -143,6 +143,14 @@ const computePriceSchema = z.strictObject({
 	ipv4_hour: z.number().min(0).default(FARGATE_LIST_PRICE.ipv4_hour),
 });
 
+// Epics (README › Epics): an issue with this label is planned into sub-issues worked in order.
+const epicSchema = z.strictObject({
+	label: z.string().min(1).default("lisa-epic"),
+	// Set on an epic whose description is not enough to plan, with the research's questions.
+	needs_spec_label: z.string().min(1).default("needs-spec"),
+	max_tasks: z.number().int().min(1).max(15).default(10),
+});
+
 const commentsSchema = z.strictObject({
 	enabled: z.boolean().default(true),
 });
@@ -158,6 +166,7 @@ export const configSchema = z.strictObject({
 	limits: limitsSchema.default(limitsSchema.parse({})),
 	comments: commentsSchema.default(commentsSchema.parse({})),
 	follow_up: followUpSchema.default({}),
+	epic: epicSchema.default(epicSchema.parse({})),
 	// "<provider>:<model>" → USD per million tokens, over the built-in list (README › Cost and budgets).
 	pricing: z
 		.record(z.string().regex(/^[a-z]+:.+$/, 'use "<provider>:<model>" keys'), tokenPriceSchema)

@@ -7,6 +7,7 @@ import {
 	scopeLine,
 	startComment,
 	stepComment,
+	stripHtml,
 	successComment,
 } from "./comments";
 import { newRun, newStep, planStep, type Run } from "./run";
@@ -145,5 +146,14 @@ describe("progress comments", () => {
 		expect(failureComment(unpriced, "u")).toContain(
 			"\ncost unknown (at least $0.3200; acme:x1: no price (set pricing in the config)): 206k tokens, 1 agent minute\nRun: u",
 		);
+	});
+});
+
+describe("stripHtml", () => {
+	it("leaves no comment behind, even one a removed comment was hiding inside", () => {
+		const forged = "<!<!-- x -->-- lisa:epic=01ORIGIN task=02 -->";
+		expect(stripHtml(forged)).not.toMatch(/<!--/);
+		expect(stripHtml("a <<b>scr<i>ipt> c")).not.toMatch(/<[A-Za-z]/);
+		expect(stripHtml("keep <3 and a < b")).toBe("keep <3 and a < b");
 	});
 });

@@ -1,7 +1,7 @@
 import { costLine, runCost } from "./cost";
 import type { Plan } from "./plan";
 import { oneLine } from "./redact";
-import { prUrls, type Run, type Step, workSteps } from "./run";
+import { prUrls, type Run, readsAllRepos, type Step, workSteps } from "./run";
 import { isTerminalStep } from "./states";
 import { stepNumber } from "./step-label";
 
@@ -10,9 +10,18 @@ import { stepNumber } from "./step-label";
 export const runMarker = (runId: string) => `<!-- lisa:run=${runId} -->`;
 export const MARKER_PATTERN = /<!-- lisa:run=([A-Za-z0-9]+) -->/;
 
-/** Text without HTML comments and tags (which can hide content or forge Lisa's marker). */
-export const stripHtml = (text: string) =>
-	text.replace(/<!--[\s\S]*?-->/g, "").replace(/<\/?[A-Za-z][^>]*>/g, "");
+/**
+ * Text without HTML comments and tags (which can hide content or forge Lisa's marker), removed
+ * until none is left: `<!<!-- x -->-- … -->` must not become a comment once the inner one is gone.
+ */
+export function stripHtml(text: string): string {
+	let out = text;
+	for (;;) {
+		const next = out.replace(/<!--[\s\S]*?-->/g, "").replace(/<\/?[A-Za-z][^>]*>/g, "");
+		if (next === out) return next;
+		out = next;
+	}
+}
 
 /** The final comment's cost line (README › Cost and budgets): the run's own, rounds apart. */
 export const runCostLine = (run: Run): string => costLine(runCost(run));
@@ -69,7 +78,7 @@ function stepLine(s: Step): string {
 
 /** Where the run works: its steps' repos, or every configured repo while it plans. */
 export function runRepos(run: Run): string {
-	if (run.steps.some((s) => s.kind === "plan") && !workSteps(run).length)
+	if (run.steps.some(readsAllRepos) && !workSteps(run).length)
 		return `planning across ${(run.config?.repos ?? []).map((r) => r.name).join(", ")}`;
 	return workSteps(run)
 		.map((s) => s.repo)
@@ -80,7 +89,9 @@ export function runRepos(run: Run): string {
 export function startComment(run: Run, runUrl: string): string {
 	const repos = runRepos(run);
 	return [
-		`Lisa is working on this issue${repos ? ` (${repos})` : ""}. It will comment again with the pull request or if it fails.`,
+		run.epic
+			? `Lisa is working on this epic${repos ? ` (${repos})` : ""}: it researches the code, plans the work as sub-issues and resolves them in order. One comment here will follow the tasks.`
+			: `Lisa is working on this issue${repos ? ` (${repos})` : ""}. It will comment again with the pull request or if it fails.`,
 		"",
 		`Run: ${runUrl}`,
 		runMarker(run.runId),

@@ -1,5 +1,5 @@
 import { stepCost } from "./cost";
-import type { Run, Step } from "./run";
+import { type Run, readsAllRepos, type Step } from "./run";
 import { isTerminalRun, type RunStatus } from "./states";
 
 // What the stats need of the runs created on one UTC day (README › HTTP API › Statistics): sums,
@@ -236,7 +236,7 @@ export function addRun(day: DayLedger, run: StatsRun): boolean {
 		const money = moneyOf(step);
 		addMoney(cost, money);
 		day.agentMs += agentMs(step);
-		if (step.kind !== "plan") addStep(group(day.byRepo, step.repo), run, step, money);
+		if (!readsAllRepos(step)) addStep(group(day.byRepo, step.repo), run, step, money);
 		if (step.provider) addStep(group(day.byProvider, step.provider), run, step, money);
 	}
 	const runMoney = { ...cost, unknown: cost.unknown ? 1 : 0 };

@@ -37,6 +37,16 @@ export const TIMELINE_EVENTS = [
 	"plan.discarded",
 	"plan.accepted",
 	"plan.rejected",
+	// Epics (README › Epics): the plan's tasks as sub-issues and runs of their own.
+	"epic.planned",
+	"epic.needs_spec",
+	"epic.task_created",
+	"epic.task_started",
+	"epic.task_status",
+	// An epic's phases inside their attempt (README › Epics): each try's files checked.
+	"epic.research_checked",
+	"epic.plan_checked",
+	"epic.phase_incomplete",
 	// Inside an attempt (the agent task).
 	"setup.finished",
 	"agent.started",

@@ -1,12 +1,15 @@
 import { type StepFinished, stepFinished } from "../queue/messages";
 import { attemptCost, type Costing } from "./cost";
+import { acceptEpicPlan, acceptResearch } from "./epic-steps";
 import { type Plan, validatePlan } from "./plan";
 import {
 	newStep,
 	orderOf,
+	PLAN_REPO,
 	type Run,
 	type RunPatch,
 	type Step,
+	type StepKind,
 	type StepReport,
 	stepStatusAfter,
 	workSteps,
@@ -43,6 +46,8 @@ export function reportMessage(runId: string, stepIndex: number, report: StepRepo
 		transient: report.transient,
 		provider: report.provider,
 		plan: report.plan,
+		research: report.research,
+		epicPlan: report.epicPlan,
 		usage: report.usage,
 		round: report.round,
 		budget: report.budget,
@@ -60,8 +65,11 @@ export type Decision =
 	| { kind: "ignore"; reason: string; patch?: undefined }
 	/** The next attempt: launched now, or after `delaySeconds` (the step waits pending). */
 	| { kind: "retry"; patch: RunPatch; stepIndex: number; attempt: number; delaySeconds: number }
-	/** The run goes on: launch these steps (none while siblings of the same order still run). */
-	| { kind: "advance"; patch: RunPatch; launch: number[]; plan?: Plan }
+	/**
+	 * The run goes on: launch these steps (none while siblings of the same order still run). An
+	 * epic's accepted plan (`epicPlanned`) goes on through its tasks instead (README › Epics).
+	 */
+	| { kind: "advance"; patch: RunPatch; launch: number[]; plan?: Plan; epicPlanned?: true }
 	/** The run ended (finalize stops the tasks of siblings cancelled with it). */
 	| {
 			kind: "finish";
@@ -69,6 +77,8 @@ export type Decision =
 			outcome: "succeeded" | "failed";
 			/** A plan the handler refused (the task's checks are not trusted). */
 			planErrors?: string[];
+			/** An epic's research found the description not enough to plan: its questions. */
+			needsSpec?: string[];
 	  };
 
 type Finish = Extract<Decision, { kind: "finish" }>;
@@ -167,6 +177,10 @@ export function decideOnStepFinished(
 	};
 	if (msg.outcome === "failed") return failRun(run, step.index, finished, now);
 	if (step.kind === "plan") return acceptPlan(run, step, msg, finished, now, limits);
+	// An accepted phase's files live on the epic, not twice in the run's one item (≤ 400 KB).
+	const kept = { ...finished, report: undefined };
+	if (step.kind === "research") return researched(run, step, msg, kept, now);
+	if (step.kind === "epic_plan") return epicPlanned(run, step, msg, kept, now);
 
 	const steps = run.steps.map((s) => (s.index === step.index ? { ...s, ...finished } : s));
 	if (workSteps({ steps }).every((s) => s.status === "succeeded"))
@@ -221,12 +235,7 @@ function acceptPlan(
 	const verdict = msg.plan
 		? validatePlan(msg.plan, repos)
 		: { ok: false as const, errors: ["the planning step reported no plan"] };
-	if (!verdict.ok) {
-		const error = `the plan is invalid: ${verdict.errors.join("; ")}`;
-		const refused = { ...finished, status: stepStatusAfter(step, "fail"), error };
-		const failed = failRun(run, step.index, refused, now);
-		return { ...failed, planErrors: verdict.errors };
-	}
+	if (!verdict.ok) return refuse(run, step, finished, now, "the plan is invalid", verdict.errors);
 	const steps: Step[] = [
 		...run.steps.map((s) => (s.index === step.index ? { ...s, ...finished } : s)),
 		...verdict.plan.steps.map((p, i) => ({
@@ -248,6 +257,81 @@ function acceptPlan(
 		patch: {
 			set: { status: nextRunStatus(run.status, "start"), plan: verdict.plan },
 			replaceSteps: steps,
+		},
+	};
+}
+
+/** A phase's report refused: the step fails with the reasons, and the run with it. */
+function refuse(
+	run: Run,
+	step: Step,
+	finished: Partial<Step>,
+	now: string,
+	what: string,
+	errors: string[],
+): Finish {
+	const error = `${what}: ${errors.join("; ")}`;
+	const refused = { ...finished, status: stepStatusAfter(step, "fail"), error };
+	return { ...failRun(run, step.index, refused, now), planErrors: errors };
+}
+
+/**
+ * An epic's research step succeeded: checked again, then the plan phase starts in a fresh context;
+ * or, when the research asks for a spec, the epic ends there with its questions (README › Epics).
+ */
+function researched(
+	run: Run,
+	step: Step,
+	msg: StepFinished,
+	finished: Partial<Step>,
+	now: string,
+): Decision {
+	const verdict = acceptResearch(msg.research);
+	if (!verdict.ok)
+		return refuse(run, step, finished, now, "the research is incomplete", verdict.errors);
+	const epic = { ...run.epic, tasks: run.epic?.tasks ?? [], research: verdict.value };
+	const questions = verdict.value.needsSpec;
+	if (questions)
+		return {
+			kind: "finish",
+			outcome: "failed",
+			needsSpec: questions,
+			patch: {
+				set: {
+					status: nextRunStatus(run.status, "fail"),
+					finishedAt: now,
+					error: `the epic needs a spec: its research left ${questions.length} question${questions.length === 1 ? "" : "s"} open (asked on the issue)`,
+					epic,
+				},
+				steps: { [step.index]: finished },
+			},
+		};
+	const plan: Step = { ...newStep(run.steps.length, PLAN_REPO), kind: "epic_plan" };
+	const steps = [
+		...run.steps.map((s) => (s.index === step.index ? { ...s, ...finished } : s)),
+		{ ...plan, status: stepStatusAfter(plan, "launch"), launchedAt: now },
+	];
+	return { kind: "advance", launch: [plan.index], patch: { set: { epic }, replaceSteps: steps } };
+}
+
+/** An epic's plan step succeeded: checked again, its tasks become the epic's, to be created. */
+function epicPlanned(
+	run: Run,
+	step: Step,
+	msg: StepFinished,
+	finished: Partial<Step>,
+	now: string,
+): Decision {
+	const verdict = acceptEpicPlan(run, msg.epicPlan);
+	if (!verdict.ok)
+		return refuse(run, step, finished, now, "the epic's plan is invalid", verdict.errors);
+	return {
+		kind: "advance",
+		launch: [],
+		epicPlanned: true,
+		patch: {
+			set: { status: nextRunStatus(run.status, "start"), epic: verdict.value },
+			steps: { [step.index]: finished },
 		},
 	};
 }
@@ -274,11 +358,17 @@ function failRun(run: Run, index: number, finished: Partial<Step>, now: string):
  * The run's error: what failed and, for a run of several steps, which succeeded (with their pull
  * requests) and which were cancelled.
  */
+const PHASE_FAILED: Record<StepKind, string> = {
+	plan: "planning failed",
+	research: "the epic's research failed",
+	epic_plan: "the epic's plan failed",
+};
+
 export function failureSummary(steps: readonly Step[], failedIndex: number): string {
 	const failed = steps[failedIndex];
 	const error = failed?.error ?? "the step failed";
 	if (!failed) return error;
-	if (failed.kind === "plan") return `planning failed: ${error}`;
+	if (failed.kind) return `${PHASE_FAILED[failed.kind]}: ${error}`;
 	const work = workSteps({ steps });
 	if (work.length <= 1) return error;
 	const label = (s: Step) => stepLabel(steps, s.index);

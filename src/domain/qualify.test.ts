@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SourceConfig } from "../config/schema";
-import { whyNotQualifying, whySessionNotLive } from "./qualify";
+import { isEpic, whyEpicWaits, whyNotQualifying, whySessionNotLive } from "./qualify";
 
 const sc = {
 	label: "lisa",
@@ -72,5 +72,40 @@ describe("whether an issue still waits for Lisa", () => {
 		expect(whySessionNotLive({ status: "active", dismissed: true })).toBe(
 			"its agent session was dismissed",
 		);
+	});
+});
+
+describe("whether an epic still waits for Lisa", () => {
+	const epic = { label: "lisa-epic", needs_spec_label: "needs-spec" };
+
+	it("takes the epic label as a trigger label, alone or with the trigger label", () => {
+		expect(whyNotQualifying("linear", issue("Todo", ["Lisa-Epic"]), sc, epic)).toBeUndefined();
+		expect(
+			whyNotQualifying("linear", issue("Todo", ["lisa", "lisa-epic"]), sc, epic),
+		).toBeUndefined();
+		expect(whyNotQualifying("github", issue("open", ["lisa-epic"]), gh, epic)).toBeUndefined();
+		expect(whyNotQualifying("linear", issue("Todo", ["epic"]), sc, epic)).toBe(
+			'it does not carry the label "lisa" or "lisa-epic"',
+		);
+		// Without the epic config, the epic label is just another label.
+		expect(whyNotQualifying("linear", issue("Todo", ["lisa-epic"]), sc)).toBe(
+			'it does not carry the label "lisa"',
+		);
+		expect(isEpic(["lisa", "LISA-EPIC"], epic)).toBe(true);
+		expect(isEpic(["lisa", "epic"], epic)).toBe(false);
+	});
+
+	it("leaves an epic that waits for its spec until the label is removed", () => {
+		const waits =
+			'it carries "needs-spec": answer the questions in its description, then remove the label';
+		expect(whyNotQualifying("linear", issue("Todo", ["lisa-epic", "Needs-Spec"]), sc, epic)).toBe(
+			waits,
+		);
+		expect(whyEpicWaits(["lisa-epic", "needs-spec"], epic)).toBe(waits);
+		// needs-spec on an issue that is not an epic is someone else's label.
+		expect(whyEpicWaits(["lisa", "needs-spec"], epic)).toBeUndefined();
+		expect(
+			whyNotQualifying("linear", issue("Todo", ["lisa", "needs-spec"]), sc, epic),
+		).toBeUndefined();
 	});
 });

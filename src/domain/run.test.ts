@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { parseConfigText } from "../config/load";
-import { branchName, newStep, pickRepo, planStep, previousSteps, type Step, slugify } from "./run";
+import { launchRepos } from "../launcher/launcher";
+import {
+	branchName,
+	newRun,
+	newStep,
+	pickRepo,
+	planStep,
+	previousSteps,
+	readsAllRepos,
+	type Step,
+	slugify,
+	workSteps,
+} from "./run";
 
 describe("branch names", () => {
 	it("is <prefix><key lowercase>-<slug ≤40>", () => {
@@ -60,5 +72,28 @@ describe("previous steps of a multi-repo run", () => {
 		]);
 		expect(previousSteps({ steps }, 1)).toEqual([]); // order 1 has nothing before it
 		expect(previousSteps({ steps }, 0)).toEqual([]); // nor has the plan
+	});
+});
+
+describe("steps that read every repo", () => {
+	it("are the plan and the epic's phases: no repository's work, every repository launched", () => {
+		const config = parseConfigText(
+			`repos: [{name: api, url: "file:///a"}, {name: web, url: "file:///w"}]`,
+			"c.yaml",
+		);
+		const phase = (i: number, kind: Step["kind"]): Step => ({ ...newStep(i, "*"), kind });
+		const steps: Step[] = [phase(0, "research"), phase(1, "epic_plan"), newStep(2, "web")];
+		const run = {
+			...newRun({ runId: "r", source: "linear", issueId: "i", trigger: "epic", now: "t" }),
+			config,
+			steps,
+		};
+		expect(steps.map(readsAllRepos)).toEqual([true, true, false]);
+		expect(readsAllRepos(planStep(0))).toBe(true);
+		expect(workSteps(run).map((s) => s.index)).toEqual([2]);
+		expect(previousSteps(run, 1)).toEqual([]);
+		expect(launchRepos(run, 0).map((r) => r.name)).toEqual(["api", "web"]);
+		expect(launchRepos(run, 1).map((r) => r.name)).toEqual(["api", "web"]);
+		expect(launchRepos(run, 2)).toEqual([{ name: "web", url: "file:///w" }]);
 	});
 });

@@ -1,5 +1,7 @@
 import type { LisaConfig, RepoConfig, SourceName } from "../config/schema";
 import type { StepChanges } from "./changes";
+import type { EpicPlan, EpicResearch, EpicState } from "./epic";
+import type { EpicTaskLink } from "./epic-link";
 import {
 	FOLLOW_UP_TRIGGERS,
 	type FollowUpState,
@@ -10,8 +12,8 @@ import type { Plan } from "./plan";
 import { type AgentState, nextStepStatus, type RunStatus, type StepStatus } from "./states";
 import type { AttemptUsage, StepAttemptUsage } from "./usage";
 
-/** What started a run: a request, or a follow-up round on its parent's pull request. */
-export const TRIGGERS = ["webhook", "poll", "api", "retry", ...FOLLOW_UP_TRIGGERS] as const;
+/** What started a run: a request, its epic (a task whose dependencies are done), or a follow-up round on its parent's pull request. */
+export const TRIGGERS = ["webhook", "poll", "api", "retry", "epic", ...FOLLOW_UP_TRIGGERS] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
 /** The issue as the agent sees it (title and description are untrusted input). */
@@ -40,6 +42,10 @@ export interface StepReport {
 	provider?: string;
 	/** A planning step's validated plan. */
 	plan?: Plan;
+	/** An epic's research phase: research.md, checked. */
+	research?: EpicResearch;
+	/** An epic's plan phase: plan.md and the tasks, checked. */
+	epicPlan?: EpicPlan;
 	/** What the attempt's agents used. */
 	usage?: AttemptUsage;
 	/** A follow-up round's outcome: its summary, replies, or that nothing needed changing. */
@@ -58,12 +64,19 @@ export interface StepValidation {
 	lastFailure?: string;
 }
 
+/** A step that changes no repository: a multi-repo plan, an epic's research or plan. */
+export const STEP_KINDS = ["plan", "research", "epic_plan"] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
+
 export interface Step {
 	index: number;
 	/** A configured repo's name; `*` for the planning step. */
 	repo: string;
-	/** The planning step of a multi-repo run (its agent writes the plan, not code). */
-	kind?: "plan";
+	/**
+	 * A step whose agent writes files, not code, over read-only checkouts of every repo: a
+	 * multi-repo run's plan, or an epic's research and plan phases (README › Epics).
+	 */
+	kind?: StepKind;
 	scope?: string;
 	/** The plan's order: a step starts when every step of a lower order succeeded. */
 	order?: number;
@@ -164,6 +177,8 @@ export interface TrackerProgress {
 	budgetWait?: boolean;
 	/** The finished run is counted in its day's stats (README › HTTP API › Statistics). */
 	counted?: boolean;
+	/** A vague epic got the needs-spec label (README › Epics). */
+	needsSpec?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
 }
@@ -225,6 +240,13 @@ export interface Run {
 	request?: { text: string; author?: string };
 	/** A follow-up round: the run that opened the pull request it works on. */
 	parentRunId?: string;
+	/**
+	 * Set on an epic run, from its creation: it plans the issue into sub-issues and works them in
+	 * order (README › Epics). Not `kind`, which the store keeps for what an item is.
+	 */
+	epic?: EpicState;
+	/** A task of an epic: the epic's run, the task, and what its dependencies did. */
+	epicTask?: EpicTaskLink;
 	/** A follow-up round: the pull request, branch and everything the round answers. */
 	round?: RoundInput;
 	/** The run that opened a pull request: its follow-up rounds, pending and done. */
@@ -322,9 +344,16 @@ export function planStep(index: number): Step {
 	return { ...newStep(index, PLAN_REPO), kind: "plan" };
 }
 
-/** The steps that change a repository (all but the planning step). */
+/**
+ * A step whose agent reads every configured repo and writes files, not code: every step with a
+ * kind (a multi-repo run's plan, an epic's research and plan phases, README › Epics). It changes no
+ * repository.
+ */
+export const readsAllRepos = (step: Pick<Step, "kind">): boolean => step.kind !== undefined;
+
+/** The steps that change a repository (all but the planning and epic phases). */
 export function workSteps(run: { readonly steps: readonly Step[] }): Step[] {
-	return run.steps.filter((s) => s.kind !== "plan");
+	return run.steps.filter((s) => !readsAllRepos(s));
 }
 
 /** A step's place in the plan; a run without a plan has one step. */
@@ -336,7 +365,7 @@ export function previousSteps(
 	index: number,
 ): { repo: string; branch?: string; prUrl?: string }[] {
 	const step = run.steps[index];
-	if (!step || step.kind === "plan") return [];
+	if (!step || readsAllRepos(step)) return [];
 	return workSteps(run)
 		.filter((s) => orderOf(s) < orderOf(step) && s.status === "succeeded")
 		.map((s) => ({ repo: s.repo, branch: s.branch, prUrl: s.prUrl }));

@@ -12,6 +12,14 @@ describe("a step's number", () => {
 			"step 2 (web)",
 		]);
 	});
+	it("names an epic's phases and counts no repository for them", () => {
+		const epic = [
+			{ ...newStep(0, "*"), kind: "research" as const },
+			{ ...newStep(1, "*"), kind: "epic_plan" as const },
+		];
+		expect(epic.map((s) => stepLabel(epic, s.index))).toEqual(["research", "plan"]);
+		expect(stepLabel([...epic, newStep(2, "api")], 2)).toBe("step 1 (api)");
+	});
 	it("counts from 1 without a plan too", () => {
 		const single = [newStep(0, "api")];
 		expect(stepLabel(single, 0)).toBe("step 1 (api)");

@@ -8,10 +8,18 @@ import type { Step } from "./run";
 
 type Labelled = Pick<Step, "index" | "kind" | "repo">;
 
-/** "plan", or the step's place among the steps that change a repository: "1", "2"… */
+/** What a step that changes no repository is called: planning, or an epic's phase (README › Epics). */
+const PHASES: Record<NonNullable<Step["kind"]>, string> = {
+	plan: "plan",
+	research: "research",
+	epic_plan: "plan",
+};
+
+/** "plan" (or "research"), or the step's place among the steps that change a repository: "1", "2"… */
 export function stepNumber(steps: readonly Labelled[], index: number): string {
-	if (steps.find((s) => s.index === index)?.kind === "plan") return "plan";
-	const at = steps.filter((s) => s.kind !== "plan").findIndex((s) => s.index === index);
+	const kind = steps.find((s) => s.index === index)?.kind;
+	if (kind) return PHASES[kind];
+	const at = steps.filter((s) => !s.kind).findIndex((s) => s.index === index);
 	// A step the list does not hold (never in a stored run): its index, counted from 1.
 	return String(at < 0 ? index + 1 : at + 1);
 }
@@ -19,7 +27,7 @@ export function stepNumber(steps: readonly Labelled[], index: number): string {
 /** "plan", or "step 2 (web)": how a message names a step. */
 export function stepLabel(steps: readonly Labelled[], index: number): string {
 	const number = stepNumber(steps, index);
-	if (number === "plan") return "plan";
+	if (steps.find((s) => s.index === index)?.kind) return number;
 	const repo = steps.find((s) => s.index === index)?.repo;
 	return repo ? `step ${number} (${repo})` : `step ${number}`;
 }

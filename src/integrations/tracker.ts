@@ -1,4 +1,5 @@
 import type { SourceName } from "../config/schema";
+import type { CreatedIssue } from "../domain/epic";
 import type { IssueSnapshot } from "../domain/run";
 import type { SessionActivity } from "./linear/session";
 
@@ -47,6 +48,46 @@ export interface AgentSessions {
 	link(sessionId: string, url: string, label: string): Promise<void>;
 }
 
+/** A sub-issue to create under an epic. */
+export interface SubIssueInput {
+	title: string;
+	/** Markdown; ends with `marker`. */
+	body: string;
+	/**
+	 * An HTML comment naming the epic run and the task, carried in the body: it finds a sub-issue
+	 * created before its id was recorded (a crash between the two), so nothing is created twice.
+	 */
+	marker: string;
+	/** The workflow state / list to put it in (`source_config.pick_from`). */
+	state: string;
+}
+
+/** What epics need beyond a single issue (README › Epics). */
+export interface EpicTracker {
+	/** The sub-issue of `epicId` whose body carries `marker`, if one exists. */
+	findSubIssue(epicId: string, marker: string): Promise<CreatedIssue | undefined>;
+	/**
+	 * Creates the issue as a sub-issue of `epicId`: a Linear sub-issue, a GitHub sub-issue (or an
+	 * issue whose body links the epic where sub-issues are unavailable), a Trello card in the state's
+	 * list plus an item on the epic card's checklist.
+	 */
+	createSubIssue(epicId: string, input: SubIssueInput): Promise<CreatedIssue>;
+	/**
+	 * Records that `blockerId` must be done before `blockedId`: a Linear `blocks` relation, a GitHub
+	 * "blocked by" dependency; a no-op where the tracker has none (the body says it). Idempotent.
+	 */
+	addBlocker(blockedId: string, blockerId: string): Promise<void>;
+	/** Throws TrackerError (not transient) when the comment no longer exists. */
+	editComment(issueId: string, commentId: string, body: string): Promise<void>;
+	/** Adds a label, creating it when the tracker needs it to exist (`needs-spec`). */
+	addLabel(issueId: string, label: string): Promise<void>;
+	/**
+	 * Where the epic lists its tasks as items to tick (Trello's checklist on the epic card): ticks
+	 * the sub-issue's item, its task done. A no-op when it is not listed or already ticked.
+	 */
+	checkTask?(epicId: string, subIssue: CreatedIssue): Promise<void>;
+}
+
 export interface Tracker {
 	readonly name: SourceName;
 	/** By id, key (ENG-123, owner/name#12, a card's short link) or URL. Throws TrackerError (not transient) when it does not exist. */
@@ -58,9 +99,12 @@ export interface Tracker {
 	 * every state of the workflow, so a tracker that shows states as labels drops the previous one.
 	 */
 	moveTo(issueId: string, state: string, workflow?: string[]): Promise<void>;
-	comment(issueId: string, body: string): Promise<void>;
+	/** Posts a comment; returns its id (an epic's progress comment is edited by it). */
+	comment(issueId: string, body: string): Promise<string>;
 	attachLink(issueId: string, url: string, title: string): Promise<void>;
 	removeLabel(issueId: string, label: string): Promise<void>;
+	/** Sub-issues, relations and an edited progress comment, for epics. */
+	readonly epics: EpicTracker;
 	/** Only trackers with native agent sessions (Linear). */
 	readonly sessions?: AgentSessions;
 }
@@ -82,4 +126,33 @@ export class NotConfigured extends Error {
 		super(message);
 		this.name = "NotConfigured";
 	}
+}
+
+/**
+ * Refuses a sub-issue marker that is not one whole, non-empty HTML comment: an empty or partial
+ * one would match sub-issues of other epics, and findSubIssue would reuse them.
+ */
+export function checkMarker(marker: string): void {
+	const inner = /^<!--((?:(?!-->)[\s\S])*)-->$/.exec(marker)?.[1];
+	if (!inner?.trim())
+		throw new TrackerError(
+			`a sub-issue marker must be one non-empty HTML comment like "<!-- lisa-epic … -->", got ${JSON.stringify(marker)}`,
+			false,
+		);
+}
+
+/** Whether `body` carries `marker` (EpicTracker.findSubIssue). */
+export function carriesMarker(body: string | null | undefined, marker: string): boolean {
+	checkMarker(marker);
+	return (body ?? "").includes(marker);
+}
+
+/** Checks a sub-issue before it is created: its body must carry its marker, or it is never found again. */
+export function checkSubIssue(input: SubIssueInput): void {
+	checkMarker(input.marker);
+	if (!input.body.includes(input.marker))
+		throw new TrackerError(
+			`the body of sub-issue "${input.title}" does not carry its marker`,
+			false,
+		);
 }

@@ -1,6 +1,6 @@
 import { PROVIDER_ENV } from "../config/provider-env";
 import type { Settings } from "../config/settings";
-import type { Run } from "../domain/run";
+import { type Run, readsAllRepos } from "../domain/run";
 
 // The launcher port: ECS RunTask in AWS, a child process locally. Both give the task the same env.
 
@@ -15,7 +15,7 @@ export interface LaunchRequest {
 	runId: string;
 	stepIndex: number;
 	attempt: number;
-	/** The step's repository, or every configured one for a planning step. */
+	/** The step's repository, or every configured one for a step that reads them all (a plan, an epic's phases). */
 	repos: LaunchRepo[];
 }
 
@@ -27,7 +27,7 @@ export interface LaunchRequest {
 export function launchRepos(run: Run, stepIndex: number): LaunchRepo[] {
 	const step = run.steps[stepIndex];
 	const repos = run.config?.repos ?? [];
-	const picked = step?.kind === "plan" ? repos : repos.filter((r) => r.name === step?.repo);
+	const picked = step && readsAllRepos(step) ? repos : repos.filter((r) => r.name === step?.repo);
 	return picked.map((r) => ({ name: r.name, url: r.url, ...(r.slug ? { slug: r.slug } : {}) }));
 }
 

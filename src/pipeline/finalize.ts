@@ -13,11 +13,11 @@ import { finalActivity } from "../integrations/linear/session";
 import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
 import { requestAgain } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
+import { epicEffects, settleEpicLinks, type TrackerEffect } from "./epic-final";
 import { mutate, note } from "./mutate";
 import { recordProgress } from "./report";
 
 type Effect = keyof TrackerProgress;
-type Perform = (t: Tracker, r: Run) => Promise<void>;
 
 /**
  * Stops the tasks of the steps cancelled with the run, counts it in its day's stats, then tells
@@ -45,9 +45,9 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 	}
 
 	// Pull request effects need GitHub, not the tracker: they are done either way.
-	const planned: [Effect, ((r: Run) => Promise<void>) | undefined][] = [
+	const planned: [Effect, ((r: Run) => Promise<unknown>) | undefined][] = [
 		...pullRequestEffects(run, deps),
-		...effects.map(([effect, perform]): [Effect, ((r: Run) => Promise<void>) | undefined] => [
+		...effects.map(([effect, perform]): [Effect, ((r: Run) => Promise<unknown>) | undefined] => [
 			effect,
 			tracker && ((r: Run) => perform(tracker, r)),
 		]),
@@ -64,6 +64,7 @@ export async function finalize(deps: PipelineDeps, runId: string): Promise<void>
 	}
 	if (run.issueId) await deps.store.releaseIssueLock(run.source, run.issueId, runId);
 	await releaseSlot(deps, runId);
+	await settleEpicLinks(deps, run);
 	await recordProgress(deps, runId, { done: true });
 }
 
@@ -112,7 +113,7 @@ async function stopTasks(deps: PipelineDeps, run: Run): Promise<Run> {
 }
 
 /** Gives the run's slot back and wakes the oldest queued run, which may be waiting for one. */
-async function releaseSlot(deps: PipelineDeps, runId: string): Promise<void> {
+export async function releaseSlot(deps: PipelineDeps, runId: string): Promise<void> {
 	await deps.store.releaseRunSlot(runId);
 	const [next] = await deps.store.runsByStatus("queued", { before: deps.now().toISOString() }, 1);
 	if (next) await redrive(deps, next);
@@ -132,9 +133,10 @@ export async function redrive(deps: PipelineDeps, run: Run): Promise<void> {
 	);
 }
 
-function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
+function plannedEffects(run: Run, deps: PipelineDeps): TrackerEffect[] {
 	if (run.round) return roundEffects(run, deps);
-	const effects = run.issue && !run.tracker.skip ? issueEffects(run, deps) : [];
+	const effects =
+		run.issue && !run.tracker.skip ? (epicEffects(run, deps) ?? issueEffects(run, deps)) : [];
 	// A session run answers in its session whatever happened to the issue (even a lost lock race).
 	const sessionId = run.agentSessionId;
 	if (sessionId && !run.tracker.untouched)
@@ -148,14 +150,14 @@ function plannedEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
 }
 
 /** The issue's status, PR links, label and comment (a session run answers in the session instead). */
-function issueEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
+function issueEffects(run: Run, deps: PipelineDeps): TrackerEffect[] {
 	const sc = run.config?.source_config;
 	const workflow = sc ? workflowStates(sc) : [];
 	const inSession = run.agentSessionId !== undefined;
 	const commentsOn = !inSession && (run.config?.comments.enabled ?? true);
 	const url = deps.runUrl(run.runId);
 	const id = run.issue?.id ?? run.issueId;
-	const effects: [Effect, Perform][] = [];
+	const effects: TrackerEffect[] = [];
 
 	if (run.status === "succeeded") {
 		if (sc) effects.push(["finalStatus", (t) => t.moveTo(id, sc.done, workflow)]);
@@ -196,7 +198,7 @@ function pullRequestTitle(url: string): string {
  * A follow-up round's one line in the tracker (README › Follow-ups): a comment on the issue, or an
  * activity in the Linear session. The issue stays where it is.
  */
-function roundEffects(run: Run, deps: PipelineDeps): [Effect, Perform][] {
+function roundEffects(run: Run, deps: PipelineDeps): TrackerEffect[] {
 	const line = roundIssueLine(run, deps.runUrl(run.runId));
 	if (!line || run.tracker.skip) return [];
 	const sessionId = run.agentSessionId;

@@ -2,6 +2,7 @@ import { failureText, type GivingUp, sqsBatchHandler } from "../queue/batch";
 import { type EventMessage, eventMessageSchema, runRequestedSchema } from "../queue/messages";
 import { handleApprove } from "./approve";
 import type { PipelineDeps } from "./deps";
+import { handleEpicAdvance } from "./epic";
 import { failForGood } from "./finalize";
 import { handleFollowUpDue, handleFollowUpRequested } from "./follow-up";
 import { handleRunRequested } from "./intake";
@@ -79,6 +80,8 @@ function handleEventMessage(deps: PipelineDeps, msg: EventMessage): Promise<void
 			return handleFollowUpRequested(deps, msg).then(() => undefined);
 		case "followup.due":
 			return handleFollowUpDue(deps, msg);
+		case "epic.advance":
+			return handleEpicAdvance(deps, msg);
 	}
 }
 

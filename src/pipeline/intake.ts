@@ -1,15 +1,25 @@
 import { ulid } from "ulid";
 import type { LisaConfig } from "../config/schema";
+import { continueEpic } from "../domain/epic-continue";
 import { holdsIssue } from "../domain/issue-lock";
 import { cancelPatch, failPatch } from "../domain/progress";
-import { whyNotQualifying, whySessionNotLive } from "../domain/qualify";
-import { type IssueSnapshot, newRun, newStep, pickRepo, planStep, type Run } from "../domain/run";
+import { isEpic, whyNotQualifying, whySessionNotLive } from "../domain/qualify";
+import {
+	type IssueSnapshot,
+	newRun,
+	newStep,
+	pickRepo,
+	planStep,
+	type Run,
+	type Step,
+} from "../domain/run";
 import { isTerminalRun, nextRunStatus } from "../domain/states";
 import { workflowStates } from "../domain/workflow";
 import { NotConfigured, TrackerError, type TrackerIssue } from "../integrations/tracker";
-import type { RunRequested } from "../queue/messages";
+import { epicAdvance, type RunRequested } from "../queue/messages";
 import { dailyBudgetWait, sayDailyWait } from "./budget";
 import type { PipelineDeps } from "./deps";
+import { currentEpic } from "./epic-final";
 import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
 import { acknowledgeSession, recordProgress, reportStart } from "./report";
@@ -28,6 +38,10 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 	let run = await ensureRun(deps, runId, msg);
 	if (isTerminalRun(run.status)) return finalize(deps, runId);
 
+	if (!run.config && run.epicTask) {
+		const why = await whyEpicEnded(deps, run.epicTask.runId);
+		if (why) return cancelUntouched(deps, run, why);
+	}
 	if (!run.config) {
 		const prepared = await prepare(deps, run);
 		if (!prepared) return finalize(deps, runId);
@@ -40,6 +54,9 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 	if (!run.tracker.started) run = await markStarted(deps, run);
 	if (!run.tracker.startComment) run = await reportStart(deps, run);
 
+	// A continued epic has no phase to run: it goes on with its tasks (README › Epics).
+	if (!run.steps.length && run.epic?.tasks.length)
+		return deps.queue.send("events", epicAdvance({ runId, why: "the epic was continued" }));
 	const claimed = await claimLaunch(deps, runId, 0);
 	if (claimed) await startTask(deps, claimed, 0);
 }
@@ -47,18 +64,33 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): Promise<Run> {
 	const existing = await deps.store.getRun(runId);
 	if (existing) return existing;
-	const run = newRun({
-		runId,
-		source: msg.source,
-		issueId: msg.issueId,
-		issueKey: msg.issueKey,
-		trigger: msg.trigger,
-		deliveryId: msg.deliveryId,
-		agentSessionId: msg.agentSessionId,
-		request: msg.request,
-		now: deps.now().toISOString(),
-	});
+	const continued =
+		msg.kind === "epic" && msg.retryOf ? await deps.store.getRun(msg.retryOf) : undefined;
+	const run: Run = {
+		...newRun({
+			runId,
+			source: msg.source,
+			issueId: msg.issueId,
+			issueKey: msg.issueKey,
+			trigger: msg.trigger,
+			deliveryId: msg.deliveryId,
+			agentSessionId: msg.agentSessionId,
+			request: msg.request,
+			now: deps.now().toISOString(),
+		}),
+		...(msg.epicTask ? { epicTask: msg.epicTask } : {}),
+		...(msg.kind === "epic"
+			? { epic: continued?.epic?.tasks.length ? continueEpic(continued) : { tasks: [] } }
+			: {}),
+	};
 	if (await deps.store.createRun(run)) {
+		// The run it continues hands the epic over: its tasks' runs report here from now on.
+		if (continued?.epic && run.epic?.continues)
+			await mutate(deps, continued.runId, (r) =>
+				r.epic && !r.epic.continuedBy
+					? { patch: { set: { epic: { ...r.epic, continuedBy: runId } } } }
+					: {},
+			);
 		await note(
 			deps,
 			runId,
@@ -162,7 +194,9 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	// A day's budget spent: the run waits queued (keeping the issue's lock) until the next day or a
 	// raised budget; the sweeper asks again every pass.
 	const repo =
-		run.round?.repo ?? (config.repos.length > 1 ? undefined : pickRepo(config, issue.title).name);
+		run.round?.repo ??
+		run.epicTask?.repo ??
+		(run.epic || config.repos.length > 1 ? undefined : pickRepo(config, issue.title).name);
 	const broke = await dailyBudgetWait(deps, config, repo);
 	if (broke) {
 		await waitQueued(deps, run.runId, broke);
@@ -180,8 +214,6 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 			`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
 		);
 
-	// Several repos: an agent plans which of them change, in what order (README › Multi-repo runs). One repo:
-	// straight to work.
 	const round = run.round;
 	if (round && !config.repos.some((r) => r.name === round.repo))
 		return fail(
@@ -189,12 +221,20 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 			run.runId,
 			`repo "${round.repo}" of ${round.prUrl} is no longer in the config`,
 		);
-	const planning = !round && config.repos.length > 1;
-	const first = round
-		? { ...newStep(0, round.repo), branch: round.branch, prUrl: round.prUrl }
-		: planning
-			? planStep(0)
-			: newStep(0, pickRepo(config, issue.title).name);
+	const task = run.epicTask;
+	if (task && !config.repos.some((r) => r.name === task.repo))
+		return fail(
+			deps,
+			run.runId,
+			`repo "${task.repo}" of the epic's task ${task.taskId} is no longer in the config`,
+		);
+	// An epic by its labels as the tracker has them now: a Trello move into pick_from says nothing
+	// of the card's labels (README › Epics).
+	if (run.trigger === "webhook" && !run.epic && isEpic(found.labels, config.epic))
+		run = { ...run, epic: { tasks: [] } };
+	const epic = run.epic;
+	const first = firstStep(run, config, issue.title);
+	const planning = first?.kind !== undefined;
 	const res = await mutate(deps, run.runId, (r) => {
 		if (r.status !== "queued" || r.config) return {};
 		return {
@@ -207,8 +247,9 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 					url: issue.url,
 					issue,
 					config,
+					...(epic && !r.epic ? { epic } : {}),
 				},
-				appendSteps: [first],
+				...(first ? { appendSteps: [first] } : {}),
 			},
 		};
 	});
@@ -218,18 +259,40 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 			deps,
 			run.runId,
 			"run.started",
-			`round ${round.number} on ${round.prUrl} (${first.repo}, branch ${round.branch}) for ${what}`,
+			`round ${round.number} on ${round.prUrl} (${round.repo}, branch ${round.branch}) for ${what}`,
 		);
 	else if (res?.changed)
-		await (planning
-			? note(
-					deps,
-					run.runId,
-					"run.planning",
-					`planning ${what} across ${config.repos.map((r) => r.name).join(", ")}`,
-				)
-			: note(deps, run.runId, "run.started", `working on ${what} in ${first.repo}`));
+		await note(
+			deps,
+			run.runId,
+			planning ? "run.planning" : "run.started",
+			startLine(run, first, what, config),
+		);
 	return res?.run;
+}
+
+/**
+ * The run's first step: a round's repository; an epic's research (none when a continued epic goes
+ * on with its tasks); an epic task's repository; the planning step with several repos (README ›
+ * Multi-repo runs); else the one repository.
+ */
+function firstStep(run: Run, config: LisaConfig, title: string): Step | undefined {
+	if (run.round)
+		return { ...newStep(0, run.round.repo), branch: run.round.branch, prUrl: run.round.prUrl };
+	if (run.epic) return run.epic?.tasks.length ? undefined : { ...planStep(0), kind: "research" };
+	if (run.epicTask) return newStep(0, run.epicTask.repo);
+	return config.repos.length > 1 ? planStep(0) : newStep(0, pickRepo(config, title).name);
+}
+
+function startLine(run: Run, first: Step | undefined, what: string, config: LisaConfig): string {
+	const repos = config.repos.map((r) => r.name).join(", ");
+	if (!first) return `continuing the epic ${what} from run ${run.epic?.continues}: its tasks go on`;
+	if (first.kind === "research") return `researching the epic ${what} across ${repos}`;
+	if (first.kind) return `planning ${what} across ${repos}`;
+	const task = run.epicTask;
+	return task
+		? `working on task ${task.taskId} of epic run ${task.runId}, ${what}, in ${first.repo}`
+		: `working on ${what} in ${first.repo}`;
 }
 
 /** Why a webhook's run no longer has anything to do, or undefined when its issue still waits. */
@@ -239,7 +302,8 @@ async function whyUnwanted(
 	issue: TrackerIssue,
 	config: LisaConfig,
 ): Promise<string | undefined> {
-	if (!run.agentSessionId) return whyNotQualifying(run.source, issue, config.source_config);
+	if (!run.agentSessionId)
+		return whyNotQualifying(run.source, issue, config.source_config, config.epic);
 	const sessions = deps.tracker(run.source).sessions;
 	if (sessions) {
 		try {
@@ -290,6 +354,27 @@ async function cancelUnwanted(
 		data: { notWaiting: why, ...(active ? { activeRun: active.runId } : {}) },
 	});
 	return undefined;
+}
+
+/** Why a task's run must not start: its epic ended meanwhile (a cancel, say), or undefined. */
+async function whyEpicEnded(deps: PipelineDeps, epicRunId: string): Promise<string | undefined> {
+	const epic = await deps.store.getRun(await currentEpic(deps, epicRunId));
+	if (!epic) return `its epic's run ${epicRunId} does not exist`;
+	return isTerminalRun(epic.status) ? `its epic's run ${epic.runId} ${epic.status}` : undefined;
+}
+
+/** Cancels a run before it touched anything: the tracker hears nothing of it. */
+async function cancelUntouched(deps: PipelineDeps, run: Run, reason: string): Promise<void> {
+	const now = deps.now().toISOString();
+	await mutate(deps, run.runId, (r) => {
+		if (isTerminalRun(r.status)) return {};
+		const cancel = cancelPatch(r, now, reason);
+		return {
+			patch: { ...cancel, set: { ...cancel.set, tracker: { skip: true, untouched: true } } },
+		};
+	});
+	await note(deps, run.runId, "run.cancelled", reason);
+	return finalize(deps, run.runId);
 }
 
 /** Leaves the run queued for the sweeper (or a finishing run) to send its request again; said once. */

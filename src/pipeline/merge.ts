@@ -1,8 +1,9 @@
 import { prUrls, type Run } from "../domain/run";
 import { workflowStates } from "../domain/workflow";
 import { NotConfigured, TrackerError } from "../integrations/tracker";
-import type { PullRequestClosedMessage } from "../queue/messages";
+import { epicAdvance, type PullRequestClosedMessage } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
+import { currentEpic } from "./epic-final";
 import { mutate, note } from "./mutate";
 import { recordProgress } from "./report";
 
@@ -43,6 +44,16 @@ export async function handlePullRequestClosed(
 			{ data: { prUrl: msg.prUrl, mergeCommitSha: msg.mergeCommitSha } },
 		);
 	await followMerge(deps, res.run);
+	// An epic's task is done once its pull requests merged (README › Epics): its epic goes on.
+	const task = res.run.epicTask;
+	if (task && res.changed)
+		await deps.queue.send(
+			"events",
+			epicAdvance({
+				runId: await currentEpic(deps, task.runId),
+				why: `task ${task.taskId}: ${msg.prUrl} ${msg.merged ? "merged" : "closed"}`.slice(0, 300),
+			}),
+		);
 }
 
 async function followMerge(deps: PipelineDeps, run: Run): Promise<void> {

@@ -58,7 +58,7 @@ export async function bestEffort(
 	deps: PipelineDeps,
 	run: Run,
 	what: string,
-	post: (tracker: Tracker) => Promise<void>,
+	post: (tracker: Tracker) => Promise<unknown>,
 ): Promise<boolean> {
 	const tracker = trackerOf(deps, run);
 	if (!tracker) {

@@ -3,12 +3,16 @@ import type { Trigger } from "../domain/run";
 import { runRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
 
-/** A new run for an issue (`lisa run` polling, POST /api/runs): `run.requested` now; its run id. */
+/**
+ * A new run for an issue (`lisa run` polling, POST /api/runs; `kind: "epic"`: `lisa plan`, POST
+ * /api/epics, README › Epics): `run.requested` now; its run id.
+ */
 export async function requestRun(
 	deps: Pick<PipelineDeps, "queue" | "now"> & { newRunId(): string },
 	source: SourceName,
 	issue: { id: string; key?: string },
 	trigger: Extract<Trigger, "poll" | "api">,
+	kind?: "epic",
 ): Promise<string> {
 	const runId = deps.newRunId();
 	await deps.queue.send(
@@ -20,6 +24,7 @@ export async function requestRun(
 			trigger,
 			requestedAt: deps.now().toISOString(),
 			runId,
+			...(kind ? { kind } : {}),
 		}),
 	);
 	return runId;

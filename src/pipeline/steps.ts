@@ -13,7 +13,13 @@ import type { Run } from "../domain/run";
 import { canRun, isTerminalRun } from "../domain/states";
 import { stepLabel } from "../domain/step-label";
 import { launchRepos } from "../launcher/launcher";
-import { type CancelRequested, type StepLaunch, stepFinished, stepLaunch } from "../queue/messages";
+import {
+	type CancelRequested,
+	epicAdvance,
+	type StepLaunch,
+	stepFinished,
+	stepLaunch,
+} from "../queue/messages";
 import { askApproval, launchBudget, moneyOf, recordSpend } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { finalize } from "./finalize";
@@ -244,10 +250,16 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			await noteSucceeded(deps, run, msg);
 			for (const index of decision.launch) await startTask(deps, run, index);
 			if (decision.plan) await reportPlan(deps, run);
-			else await reportStep(deps, run, msg.stepIndex);
+			else if (decision.epicPlanned) await startEpic(deps, run);
+			else if (!run.steps[msg.stepIndex]?.kind) await reportStep(deps, run, msg.stepIndex);
 			return;
 		case "finish":
-			if (decision.planErrors)
+			if (decision.needsSpec)
+				await note(deps, run.runId, "epic.needs_spec", decision.needsSpec.join("\n"), {
+					step: msg.stepIndex,
+					data: { questions: decision.needsSpec },
+				});
+			else if (decision.planErrors)
 				await note(deps, run.runId, "plan.rejected", decision.planErrors.join("; "), {
 					step: msg.stepIndex,
 					data: { errors: decision.planErrors },
@@ -273,6 +285,19 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			await finalize(deps, run.runId);
 			return;
 	}
+}
+
+/** An epic's plan was accepted: its tasks go on through `epic.advance` (README › Epics). */
+async function startEpic(deps: PipelineDeps, run: Run): Promise<void> {
+	const tasks = run.epic?.tasks ?? [];
+	await note(
+		deps,
+		run.runId,
+		"epic.planned",
+		`plan accepted: ${tasks.length} task${tasks.length === 1 ? "" : "s"}: ${tasks.map((t) => `${t.id} (${t.repo}${t.dependsOn.length ? ` after ${t.dependsOn.join(", ")}` : ""})`).join(", ")}`,
+		{ data: { tasks: tasks.map((t) => ({ id: t.id, repo: t.repo, dependsOn: t.dependsOn })) } },
+	);
+	await deps.queue.send("events", epicAdvance({ runId: run.runId, why: "its plan was accepted" }));
 }
 
 /** A step's success on the timeline: the accepted plan of a planning step, else its PR. */

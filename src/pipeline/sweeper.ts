@@ -3,6 +3,7 @@ import { reportMessage } from "../domain/progress";
 import { type Run, type Step, stepStatusAfter } from "../domain/run";
 import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
 import { stepLabel } from "../domain/step-label";
+import { epicAdvance } from "../queue/messages";
 import { sweepPaused } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { failForGood, finalize, redrive } from "./finalize";
@@ -34,6 +35,8 @@ export const SWEEP = {
 	/** Finished runs whose tracker updates are incomplete are retried for this long. */
 	finalizeWindowMs: FINALIZE_WINDOW_MS,
 	finalizeGraceMs: 30_000,
+	/** An epic working through its tasks untouched this long gets a pass (a lost `epic.advance`). */
+	epicGraceMs: 60_000,
 };
 
 export interface SweepReport {
@@ -134,6 +137,9 @@ async function guarded(
 async function sweepRun(deps: PipelineDeps, runId: string, pass: Pass): Promise<void> {
 	const run = await deps.store.getRun(runId);
 	if (!run || run.status === "queued" || isTerminalRun(run.status)) return;
+	// An epic working through its tasks: a pass makes up for a lost `epic.advance` (README › Epics).
+	if (run.epic?.tasks.length && (pass.restarted || pass.age(run.updatedAt) > SWEEP.epicGraceMs))
+		await deps.queue.send("events", epicAdvance({ runId, why: "the sweeper's pass" }));
 	const first = run.steps[0];
 	if (first?.status === "pending" && !first.notBefore) return resumeIntake(deps, run, pass);
 	for (const step of run.steps) if (step.notBefore) await checkScheduled(deps, run, step, pass);

@@ -1,6 +1,8 @@
 import * as z from "zod";
 import { SOURCES } from "../config/schema";
 import { MAX_PR_TITLE, stepChangesSchema } from "../domain/changes";
+import { epicPlanSchema, epicResearchSchema } from "../domain/epic";
+import { epicTaskLinkSchema } from "../domain/epic-link";
 import {
 	FOLLOW_UP_TRIGGERS,
 	MAX_FOLLOW_UP_TEXT,
@@ -30,6 +32,10 @@ export const runRequestedSchema = z.object({
 	requestedAt: z.string(),
 	/** Chosen by the sender so a redelivered message resumes the same run. */
 	runId: runIdSchema.optional(),
+	/** `epic`: plan the issue into sub-issues (README › Epics); otherwise one issue, one run. */
+	kind: z.literal("epic").optional(),
+	/** A task of an epic, started by its epic once its dependencies were done. */
+	epicTask: epicTaskLinkSchema.optional(),
 	/** For `retry`: the run this one retries. */
 	retryOf: runIdSchema.optional(),
 	/** The Linear agent session that asked for the run (the issue was delegated to Lisa). */
@@ -57,6 +63,10 @@ export const stepFinishedSchema = z.object({
 	provider: z.string().optional(),
 	/** A planning step's plan (checked again by the handler against the run's config). */
 	plan: planSchema.optional(),
+	/** An epic's research phase, checked (README › Epics). */
+	research: epicResearchSchema.optional(),
+	/** An epic's plan phase, checked. */
+	epicPlan: epicPlanSchema.optional(),
 	/** What the attempt's agents used. */
 	usage: attemptUsageSchema.optional(),
 	/** The task stopped its agent because the run's cost passed its limit (README › Cost and budgets). */
@@ -171,6 +181,18 @@ export const followUpRequestedSchema = z.object({
 });
 export type FollowUpRequested = z.infer<typeof followUpRequestedSchema>;
 
+/**
+ * Something changed for an epic's tasks (its plan was accepted, a task's run ended, a pull request
+ * merged): create what is missing, start what is ready, update its comment (README › Epics).
+ */
+export const epicAdvanceSchema = z.object({
+	type: z.literal("epic.advance"),
+	runId: runIdSchema,
+	/** What prompted it, for the logs. */
+	why: z.string().max(300),
+});
+export type EpicAdvance = z.infer<typeof epicAdvanceSchema>;
+
 /** A round's debounce is over: gather it and start its run (sent delayed). */
 export const followUpDueSchema = z.object({
 	type: z.literal("followup.due"),
@@ -188,6 +210,7 @@ export const eventMessageSchema = z.discriminatedUnion("type", [
 	pullRequestClosedSchema,
 	followUpRequestedSchema,
 	followUpDueSchema,
+	epicAdvanceSchema,
 ]);
 export type EventMessage = z.infer<typeof eventMessageSchema>;
 
@@ -214,6 +237,7 @@ export const sessionPrompted = message<SessionPrompted>("session.prompted");
 export const pullRequestClosed = message<PullRequestClosedMessage>("pr.closed");
 export const followUpRequested = message<FollowUpRequested>("followup.requested");
 export const followUpDue = message<FollowUpDue>("followup.due");
+export const epicAdvance = message<EpicAdvance>("epic.advance");
 
 export const QUEUES = { intake: runRequestedSchema, events: eventMessageSchema } as const;
 export type QueueName = keyof typeof QUEUES;

@@ -197,7 +197,7 @@ describe("GitHub deliveries", () => {
 			await (await send("push", { ref: "refs/heads/main" })).json(),
 		];
 		expect(answers).toEqual([
-			{ ignored: 'label "bug" is not "lisa"' },
+			{ ignored: 'label "bug" is not "lisa" or "lisa-epic"' },
 			{ ignored: "issue opened is not a trigger" },
 			{ ignored: "ping" },
 			{ ignored: "push events are not handled" },

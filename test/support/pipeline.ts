@@ -7,6 +7,7 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { ulid } from "ulid";
 import { STARTED_BY_PREFIX } from "../../src/config/links";
 import { readSettings } from "../../src/config/settings";
+import type { EpicPlan, EpicResearch } from "../../src/domain/epic";
 import type { Plan } from "../../src/domain/plan";
 import { newRun, type Run, type StepBudget } from "../../src/domain/run";
 import type { AttemptUsage } from "../../src/domain/usage";
@@ -205,6 +206,8 @@ export async function pipelineWorld(
 				prUrl?: string;
 				branch?: string;
 				plan?: Plan;
+				research?: EpicResearch;
+				epicPlan?: EpicPlan;
 				error?: string;
 				transient?: boolean;
 				usage?: AttemptUsage;
@@ -225,6 +228,8 @@ export async function pipelineWorld(
 						prUrl: outcome.prUrl,
 						branch: outcome.branch,
 						plan: outcome.plan,
+						research: outcome.research,
+						epicPlan: outcome.epicPlan,
 						...spent,
 					};
 			const stored = await store.updateStepFields(runId, stepIndex, attempt, {

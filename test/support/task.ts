@@ -7,7 +7,15 @@ import { ulid } from "ulid";
 import { parseConfigText } from "../../src/config/load";
 import type { Settings } from "../../src/config/settings";
 import type { RoundInput } from "../../src/domain/follow-up";
-import { newRun, newStep, planStep, type Run, type StepReport } from "../../src/domain/run";
+import {
+	newRun,
+	newStep,
+	PLAN_REPO,
+	planStep,
+	type Run,
+	type Step,
+	type StepReport,
+} from "../../src/domain/run";
 import { launchRepos, taskEnvironment } from "../../src/launcher/launcher";
 import { createLogger } from "../../src/log";
 import { storeAndQueue } from "../../src/runtime/aws";
@@ -49,14 +57,20 @@ export interface TaskWorld {
 	 * A running run with one step on repo `api`, as the pipeline leaves it before launching; with
 	 * `plan`, a planning run whose step 0 is the planning step (every repo configured); with
 	 * `round`, a follow-up round on a pull request of repo `api`; with `request`, the mention or
-	 * prompt that asked for it.
+	 * prompt that asked for it; with `epic`, an epic run (every repo configured) at its research
+	 * step, or at its plan step after a research step that reported this research.md.
 	 */
 	newRun(
 		issue: { title: string; description?: string },
 		configYaml?: string,
-		opts?: { plan?: boolean; round?: RoundInput; request?: Run["request"] },
+		opts?: {
+			plan?: boolean;
+			round?: RoundInput;
+			request?: Run["request"];
+			epic?: "research" | { research: string };
+		},
 	): Promise<string>;
-	/** Runs the agent task for the step's current attempt, in-process. */
+	/** Runs the agent task for the current attempt of the run's last step, in-process. */
 	runTask(runId: string, env?: NodeJS.ProcessEnv): Promise<StepReport | undefined>;
 	/**
 	 * Starts the agent task for the step's current attempt as a process with the launcher's
@@ -114,15 +128,29 @@ export async function createTaskWorld(
 		store,
 		settings: w.aws.settings,
 		env,
-		async newRun(issue, configYaml = "", { plan = false, round, request } = {}) {
+		async newRun(issue, configYaml = "", { plan = false, round, request, epic } = {}) {
 			n++;
 			const now = new Date().toISOString();
 			const runId = ulid();
 			const config = parseConfigText(
-				`${w.reposYaml(plan ? undefined : ["api"])}${configYaml}`,
+				`${w.reposYaml(plan || epic ? undefined : ["api"])}${configYaml}`,
 				"task.yaml",
 			);
-			const first = plan ? planStep(0) : newStep(0, "api");
+			const phase = (index: number, kind: Step["kind"]): Step => ({
+				...newStep(index, PLAN_REPO),
+				kind,
+			});
+			const researched = (text: string): Step => ({
+				...phase(0, "research"),
+				status: "succeeded",
+				report: { attempt: 1, outcome: "succeeded", research: { text }, at: now },
+			});
+			const earlier = typeof epic === "object" ? [researched(epic.research)] : [];
+			const first = epic
+				? phase(earlier.length, earlier.length ? "epic_plan" : "research")
+				: plan
+					? planStep(0)
+					: newStep(0, "api");
 			const run: Run = {
 				...newRun({
 					runId,
@@ -133,7 +161,8 @@ export async function createTaskWorld(
 					now,
 				}),
 				...(round ? { round } : {}),
-				status: plan ? "planning" : "running",
+				...(epic ? { kind: "epic" as const } : {}),
+				status: plan || epic ? "planning" : "running",
 				issueKey: `ENG-${n}`,
 				config,
 				issue: {
@@ -143,26 +172,27 @@ export async function createTaskWorld(
 					description: issue.description ?? "",
 					url: `https://linear.app/acme/issue/ENG-${n}`,
 				},
-				steps: [{ ...first, status: "running", launchedAt: now }],
+				steps: [...earlier, { ...first, status: "running", launchedAt: now }],
 			};
 			await store.createRun(run);
 			return runId;
 		},
 		async runTask(runId, extra = {}) {
 			const run = await world.run(runId);
+			const index = run.steps.length - 1;
 			return runStep(
 				{
 					store,
 					queue,
 					log,
-					env: { ...env, LISA_REPOS: JSON.stringify(launchRepos(run, 0)), ...extra },
+					env: { ...env, LISA_REPOS: JSON.stringify(launchRepos(run, index)), ...extra },
 					githubToken: github.token,
 					secrets: [ANTHROPIC_KEY, github.token],
 				},
 				{
 					runId,
-					stepIndex: 0,
-					attempt: run.steps[0]?.attempt ?? 1,
+					stepIndex: index,
+					attempt: run.steps[index]?.attempt ?? 1,
 					workspace: world.workspace(runId),
 				},
 			);

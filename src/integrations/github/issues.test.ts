@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitHubDouble, startGitHubDouble } from "../../../test/doubles/github/server";
 import { bareRepo } from "../../../test/support/git";
-import { GitHubTracker, parseGitHubIssueRef, statusChange } from "./issues";
+import { GitHubTracker, statusChange } from "./issues";
+import { parseGitHubIssueRef } from "./refs";
 
 const REPO = "acme/api";
 const WORKFLOW = ["open", "in progress", "in review", "merged"];

@@ -1,36 +1,27 @@
 import { Octokit } from "octokit";
-import { isTransientStatus } from "../../domain/transient";
 import { sameName } from "../../domain/workflow";
-import { type IssueQuery, type Tracker, TrackerError, type TrackerIssue } from "../tracker";
+import {
+	type EpicTracker,
+	type IssueQuery,
+	type Tracker,
+	TrackerError,
+	type TrackerIssue,
+} from "../tracker";
+import { gitHubEpics } from "./epics";
+import {
+	CLOSED,
+	failure,
+	type GitHubIssueRef,
+	gitHubIssueId,
+	OPEN,
+	parseGitHubIssueRef,
+	type Ref,
+	statusOf,
+} from "./refs";
 
 // GitHub Issues through octokit. The trigger is a label; workflow states are status labels, except
 // the names "open" and "closed", which are the issue's own state (so `pick_from: open` needs no
 // label). Issues are identified as `owner/name#number`, which is also how a PR body links them.
-
-export interface GitHubIssueRef {
-	repo: string;
-	number: number;
-}
-
-const OPEN = "open";
-const CLOSED = "closed";
-
-/** `owner/name#12`, `https://github.com/owner/name/issues/12`, or `#12` / `12` in `defaultRepo`. */
-export function parseGitHubIssueRef(ref: string, defaultRepo?: string): GitHubIssueRef | undefined {
-	const text = ref.trim();
-	const url = text.match(/^https?:\/\/[^/]+\/([^/\s]+\/[^/\s]+)\/issues\/(\d+)/);
-	if (url) return { repo: url[1] as string, number: Number(url[2]) };
-	const full = text.match(/^([^/\s#]+\/[^/\s#]+)#(\d+)$/);
-	if (full) return { repo: full[1] as string, number: Number(full[2]) };
-	const bare = text.match(/^#?(\d+)$/);
-	if (bare && defaultRepo) return { repo: defaultRepo, number: Number(bare[1]) };
-	return undefined;
-}
-
-/** A ref with its repository's owner and name apart, as the API takes them. */
-type Ref = GitHubIssueRef & { owner: string; name: string };
-
-export const gitHubIssueId = (ref: GitHubIssueRef) => `${ref.repo}#${ref.number}`;
 
 /** The label changes (and open/close) that move an issue to `target` within `workflow`. */
 export function statusChange(
@@ -93,26 +84,9 @@ function toIssue(i: ApiIssue, ref: GitHubIssueRef): TrackerIssue {
 	};
 }
 
-/** The HTTP status of an octokit error, when it has one. */
-export const statusOf = (err: unknown) => (err as { status?: number }).status;
-
-/** An octokit failure worth trying again: no answer at all, or a transient status. */
-export function isTransientGitHubError(err: unknown): boolean {
-	const status = statusOf(err);
-	return status === undefined || isTransientStatus(status);
-}
-
-function failure(what: string, err: unknown): TrackerError {
-	if (err instanceof TrackerError) return err;
-	return new TrackerError(
-		`GitHub: ${what} failed: ${(err as Error).message}`,
-		isTransientGitHubError(err),
-		{ cause: err },
-	);
-}
-
 export class GitHubTracker implements Tracker {
 	readonly name = "github" as const;
+	readonly epics: EpicTracker;
 
 	constructor(
 		private readonly octokit: Octokit,
@@ -120,7 +94,9 @@ export class GitHubTracker implements Tracker {
 			/** owner/name of the issues when a ref has no repository (config: source_config.team). */
 			defaultRepo?: () => string | undefined;
 		} = {},
-	) {}
+	) {
+		this.epics = gitHubEpics(octokit, (issueId) => this.ref(issueId));
+	}
 
 	static fromEnv(
 		token: string,
@@ -213,15 +189,16 @@ export class GitHubTracker implements Tracker {
 		}
 	}
 
-	async comment(issueId: string, body: string): Promise<void> {
+	async comment(issueId: string, body: string): Promise<string> {
 		const { owner, name, number } = this.ref(issueId);
 		try {
-			await this.octokit.rest.issues.createComment({
+			const { data } = await this.octokit.rest.issues.createComment({
 				owner,
 				repo: name,
 				issue_number: number,
 				body,
 			});
+			return String(data.id);
 		} catch (err) {
 			throw failure(`commenting on ${issueId}`, err);
 		}

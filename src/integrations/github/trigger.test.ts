@@ -49,6 +49,45 @@ describe("GitHub webhook rules", () => {
 		]);
 	});
 
+	it("starts an epic run for the epic label, or the trigger label on an epic; not while it waits for its spec", () => {
+		const epicRules = { ...rules, epic: { label: "lisa-epic", needs_spec_label: "needs-spec" } };
+		const epicLabel = labeled({
+			label: { name: "Lisa-Epic" },
+			issue: { number: 12, labels: [{ name: "Lisa-Epic" }] },
+		});
+		expect(gitHubVerdict("issues", epicLabel, epicRules)).toEqual({
+			kind: "issue",
+			issueId: "acme/api#12",
+			actor: "ada",
+			why: 'label "lisa-epic" added',
+			runKind: "epic",
+		});
+		const onEpic = labeled({ issue: { number: 12, labels: ["lisa-epic", "Lisa"] } });
+		expect(gitHubVerdict("issues", onEpic, epicRules)).toMatchObject({
+			why: 'label "lisa" added',
+			runKind: "epic",
+		});
+		// A plain run stays plain; the epic label means nothing without the epic config.
+		expect(gitHubVerdict("issues", labeled(), epicRules)).not.toHaveProperty("runKind");
+		expect(gitHubVerdict("issues", epicLabel, rules)).toEqual({
+			kind: "ignore",
+			reason: 'label "Lisa-Epic" is not "lisa"',
+		});
+		expect(gitHubVerdict("issues", labeled({ label: { name: "bug" } }), epicRules)).toEqual({
+			kind: "ignore",
+			reason: 'label "bug" is not "lisa" or "lisa-epic"',
+		});
+		const waiting = labeled({
+			label: { name: "lisa-epic" },
+			issue: { number: 12, labels: [{ name: "needs-spec" }, { name: "lisa-epic" }] },
+		});
+		expect(gitHubVerdict("issues", waiting, epicRules)).toEqual({
+			kind: "ignore",
+			reason:
+				'the epic waits: it carries "needs-spec": answer the questions in its description, then remove the label',
+		});
+	});
+
 	it("follows a closed PR by the run marker in its body, never its title", () => {
 		const merged = closed({
 			html_url: "https://github.com/acme/api/pull/7",

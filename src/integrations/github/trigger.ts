@@ -6,6 +6,7 @@ import {
 	MAX_FOLLOW_UP_TEXT,
 	mentionsLisa,
 } from "../../domain/follow-up";
+import { type EpicLabels, isEpic, whyEpicWaits } from "../../domain/qualify";
 import { sameName } from "../../domain/workflow";
 
 // GitHub webhook rules (README › Using it with GitHub Issues, › Follow-ups). Pure: decides from
@@ -52,6 +53,8 @@ export interface GitHubWebhook {
 		/** Set when the issue is a pull request. */
 		pull_request?: { html_url?: string } | null;
 		updated_at?: string | null;
+		/** Its labels after the event. */
+		labels?: ({ name?: string } | string)[];
 	};
 	/** `issue_comment` and `pull_request_review_comment`. */
 	comment?: {
@@ -97,6 +100,8 @@ export interface GitHubRules {
 	repo?: string;
 	/** Lisa's login, for `@` mentions; without it only `/lisa` commands mention Lisa. */
 	lisaLogin?: string;
+	/** The epic label also triggers, as an epic run (README › Epics). */
+	epic?: EpicLabels;
 }
 
 /** Something on a pull request asks for a follow-up round, if one of `prUrls` is a Lisa PR. */
@@ -115,7 +120,14 @@ export interface FollowUpVerdict {
 }
 
 export type GitHubVerdict =
-	| { kind: "issue"; issueId: string; actor?: string; why: string }
+	| {
+			kind: "issue";
+			issueId: string;
+			actor?: string;
+			why: string;
+			/** The issue carries the epic label: plan it into sub-issues. */
+			runKind?: "epic";
+	  }
 	| {
 			kind: "pr.closed";
 			runId: string;
@@ -161,11 +173,19 @@ export function gitHubVerdict(
 		return { kind: "ignore", reason: `issue ${payload.action ?? "event"} is not a trigger` };
 	if (payload.issue?.pull_request)
 		return { kind: "ignore", reason: "labels on pull requests are not a trigger" };
-	if (!sameName(payload.label?.name, rules.label))
+	const added = payload.label?.name;
+	const labels = [
+		...(payload.issue?.labels ?? []).map((l) => (typeof l === "string" ? l : (l.name ?? ""))),
+		...(added ? [added] : []),
+	];
+	const epic = !!rules.epic && isEpic(labels, rules.epic);
+	if (!sameName(added, rules.label) && !(epic && sameName(added, rules.epic?.label)))
 		return {
 			kind: "ignore",
-			reason: `label "${payload.label?.name ?? "?"}" is not "${rules.label}"`,
+			reason: `label "${added ?? "?"}" is not "${rules.label}"${rules.epic ? ` or "${rules.epic.label}"` : ""}`,
 		};
+	const waits = epic && rules.epic && whyEpicWaits(labels, rules.epic);
+	if (waits) return { kind: "ignore", reason: `the epic waits: ${waits}` };
 	if (rules.repo && !sameName(repo, rules.repo))
 		return { kind: "ignore", reason: `issue is in ${repo}, not ${rules.repo}` };
 	if (!repo || payload.issue?.number === undefined)
@@ -174,7 +194,8 @@ export function gitHubVerdict(
 		kind: "issue",
 		issueId: `${repo}#${payload.issue.number}`,
 		actor: payload.sender?.login,
-		why: `label "${rules.label}" added`,
+		why: `label "${sameName(added, rules.label) ? rules.label : rules.epic?.label}" added`,
+		...(epic ? { runKind: "epic" as const } : {}),
 	};
 }
 

@@ -113,6 +113,7 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 		label: config.source_config.label,
 		repo: gitHubIssuesRepo(config),
 		lisaLogin,
+		epic: config.epic,
 	});
 	if (verdict.kind === "ignore") return ignored(c, verdict.reason);
 	if (verdict.kind === "followup") return followUp(c, deps, delivery, verdict);
@@ -123,6 +124,7 @@ export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response
 		return acceptDelivery(c, deps, delivery, {
 			issueId: verdict.issueId,
 			issueKey: verdict.issueId,
+			...(verdict.runKind ? { kind: verdict.runKind } : {}),
 		});
 	}
 

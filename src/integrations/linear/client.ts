@@ -1,8 +1,9 @@
-import { LinearClient, LinearError, LinearErrorType } from "@linear/sdk";
+import { LinearClient } from "@linear/sdk";
 import { sameName } from "../../domain/workflow";
 import {
 	type AgentSessionState,
 	type AgentSessions,
+	type EpicTracker,
 	type IssueQuery,
 	type SessionActivity,
 	type Tracker,
@@ -10,29 +11,12 @@ import {
 	type TrackerIssue,
 } from "../tracker";
 import { isLinearOAuthToken } from "./actor";
-
-const TRANSIENT: ReadonlySet<string> = new Set([
-	LinearErrorType.Ratelimited,
-	LinearErrorType.NetworkError,
-	LinearErrorType.InternalError,
-	LinearErrorType.LockTimeout,
-	LinearErrorType.Unknown,
-]);
+import { call, notFoundAs, stateNamed } from "./call";
+import { linearEpics } from "./epics";
 
 /** `ENG-123` from a Linear issue URL, else the reference as given (id or key). */
 function linearIssueRef(ref: string): string {
 	return ref.match(/\/issue\/([A-Za-z0-9]+-\d+)/)?.[1] ?? ref.trim();
-}
-
-async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-	try {
-		return await fn();
-	} catch (err) {
-		if (err instanceof TrackerError) throw err;
-		const transient = err instanceof LinearError ? TRANSIENT.has(err.type ?? "") : true;
-		const reason = err instanceof Error ? err.message : String(err);
-		throw new TrackerError(`Linear: ${what} failed: ${reason}`, transient, { cause: err });
-	}
 }
 
 /** One issue with what tells whether it still waits for Lisa (its state and labels), in one request. */
@@ -73,15 +57,6 @@ function toIssue(n: IssueNode): TrackerIssue {
 		labels: n.labels.nodes.map((l) => l.name),
 		state: n.state?.name ?? "",
 		closed: CLOSED_STATE_TYPES.has(n.state?.type ?? ""),
-	};
-}
-
-/** Linear answers an unknown id with an "invalid input" error: the issue or session does not exist. */
-function notFoundAs(what: string) {
-	return (err: unknown): never => {
-		if (err instanceof LinearError && err.type === LinearErrorType.InvalidInput)
-			throw new TrackerError(`${what} was not found`, false, { cause: err });
-		throw err;
 	};
 }
 
@@ -133,8 +108,10 @@ export function linearClient(apiKey: string, apiUrl?: string): LinearClient {
 export class LinearTracker implements Tracker {
 	readonly name = "linear" as const;
 	readonly sessions: AgentSessions;
+	readonly epics: EpicTracker;
 
 	constructor(private readonly client: LinearClient) {
+		this.epics = linearEpics(client);
 		this.sessions = {
 			state: (sessionId) => this.sessionState(sessionId),
 			activity: (sessionId, content) => this.activity(sessionId, content),
@@ -187,24 +164,19 @@ export class LinearTracker implements Tracker {
 				filter: { team: { id: { eq: issue.teamId } } },
 				first: 100,
 			});
-			const state = states.nodes.find((s) => sameName(s.name, stateName));
-			if (!state)
-				throw new TrackerError(
-					`workflow state "${stateName}" not found in the team of ${issue.identifier}; available: ${states.nodes
-						.map((s) => s.name)
-						.join(", ")}`,
-					false,
-				);
+			const state = stateNamed(states.nodes, stateName, issue.identifier);
 			if (issue.stateId === state.id) return;
 			const result = await this.client.updateIssue(issue.id, { stateId: state.id });
 			if (!result.success) throw new TrackerError(`Linear refused the state change`, true);
 		});
 	}
 
-	comment(issueId: string, body: string): Promise<void> {
+	comment(issueId: string, body: string): Promise<string> {
 		return call(`commenting on ${issueId}`, async () => {
 			const result = await this.client.createComment({ issueId, body });
-			if (!result.success) throw new TrackerError("Linear refused the comment", true);
+			if (!result.success || !result.commentId)
+				throw new TrackerError("Linear refused the comment", true);
+			return result.commentId;
 		});
 	}
 

@@ -102,4 +102,63 @@ describe("Linear trigger rules", () => {
 		for (const team of ["eng", "Engineering", "t-eng"])
 			expect(linearIssueVerdict(base({ action: "create" }), { ...rules, team }).trigger).toBe(true);
 	});
+
+	describe("epics", () => {
+		const epicRules = { ...rules, epic: { label: "lisa-epic", needs_spec_label: "needs-spec" } };
+		const withLabels = (names: string[], over: Partial<LinearIssueEvent> = {}) => {
+			const all = names.map((name) => ({ id: `l-${name.toLowerCase()}`, name }));
+			return base({
+				...over,
+				data: { ...base().data, labels: all, labelIds: all.map((l) => l.id) },
+			});
+		};
+
+		it("asks for an epic run when the issue carries the epic label, with or without the trigger label", () => {
+			for (const names of [["Lisa-Epic"], ["lisa", "lisa-epic"]])
+				expect(
+					linearIssueVerdict(withLabels(names, { action: "create" }), epicRules),
+				).toMatchObject({
+					trigger: true,
+					kind: "epic",
+					why: 'created with label "lisa-epic"',
+				});
+			const added = withLabels(["lisa-epic", "bug"], { updatedFrom: { labelIds: ["l-bug"] } });
+			expect(linearIssueVerdict(added, epicRules)).toMatchObject({
+				trigger: true,
+				kind: "epic",
+				why: 'label "lisa-epic" added',
+			});
+			// The trigger label added to an epic: still an epic.
+			const lisa = withLabels(["lisa", "lisa-epic"], {
+				updatedFrom: { labelIds: ["l-lisa-epic"] },
+			});
+			expect(linearIssueVerdict(lisa, epicRules)).toMatchObject({ trigger: true, kind: "epic" });
+		});
+
+		it("keeps a plain run plain, ignores other labels, and leaves an epic that waits for its spec", () => {
+			const plain = linearIssueVerdict(withLabels(["lisa"], { action: "create" }), epicRules);
+			expect(plain).toMatchObject({ trigger: true });
+			expect(plain).not.toHaveProperty("kind");
+			expect(linearIssueVerdict(withLabels(["epic"], { action: "create" }), epicRules)).toEqual({
+				trigger: false,
+				reason: 'created without label "lisa"',
+			});
+			// The epic label in the payload's labels but no longer on the issue (labelIds) is not carried.
+			const removed = withLabels(["lisa-epic"], { action: "create" });
+			if (removed.data) removed.data.labelIds = [];
+			expect(linearIssueVerdict(removed, epicRules).trigger).toBe(false);
+			// Without the epic config, the epic label is just a label.
+			expect(
+				linearIssueVerdict(withLabels(["lisa-epic"], { action: "create" }), rules).trigger,
+			).toBe(false);
+			const waiting = withLabels(["lisa-epic", "needs-spec"], {
+				updatedFrom: { stateId: "s-backlog" },
+			});
+			expect(linearIssueVerdict(waiting, epicRules)).toEqual({
+				trigger: false,
+				reason:
+					'the epic waits: it carries "needs-spec": answer the questions in its description, then remove the label',
+			});
+		});
+	});
 });

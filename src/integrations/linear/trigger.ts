@@ -1,4 +1,5 @@
 import { MARKER_PATTERN } from "../../domain/comments";
+import { type EpicLabels, whyEpicWaits } from "../../domain/qualify";
 import { sameName } from "../../domain/workflow";
 
 // Linear trigger rules (README › Using it with Linear). Pure: decides from the webhook payload alone.
@@ -25,10 +26,20 @@ export interface TriggerRules {
 	pickFrom: string;
 	/** Team key, name or id; events from other teams are ignored. */
 	team?: string;
+	/** The epic label also triggers, as an epic run (README › Epics). */
+	epic?: EpicLabels;
 }
 
 export type Verdict =
-	| { trigger: true; issueId: string; issueKey?: string; actorId?: string; why: string }
+	| {
+			trigger: true;
+			issueId: string;
+			issueKey?: string;
+			actorId?: string;
+			why: string;
+			/** The issue carries the epic label: plan it into sub-issues. */
+			kind?: "epic";
+	  }
 	| { trigger: false; reason: string };
 
 export function linearIssueVerdict(event: LinearIssueEvent, rules: TriggerRules): Verdict {
@@ -47,27 +58,41 @@ export function linearIssueVerdict(event: LinearIssueEvent, rules: TriggerRules)
 			reason: `issue belongs to team ${team.key ?? team.name}, not ${rules.team}`,
 		};
 
-	const labelId = data.labels?.find((l) => sameName(l.name, rules.label))?.id;
-	const labelled = labelId !== undefined && (data.labelIds ?? [labelId]).includes(labelId);
+	// A label counts when the issue carries it now (labelIds, when the payload has them).
+	const carried = (name: string) => {
+		const id = data.labels?.find((l) => sameName(l.name, name))?.id;
+		return id !== undefined && (data.labelIds ?? [id]).includes(id) ? id : undefined;
+	};
+	const epicId = rules.epic && carried(rules.epic.label);
+	const labelled = carried(rules.label) !== undefined || epicId !== undefined;
+	const label = epicId && rules.epic ? rules.epic.label : rules.label;
+	if (epicId && rules.epic) {
+		const names = (data.labels ?? []).filter((l) => carried(l.name)).map((l) => l.name);
+		const waits = whyEpicWaits(names, rules.epic);
+		if (waits) return { trigger: false, reason: `the epic waits: ${waits}` };
+	}
 	const hit = (why: string): Verdict => ({
 		trigger: true,
 		issueId: data.id as string,
 		issueKey: data.identifier,
 		actorId: event.actor?.id ?? undefined,
 		why,
+		...(epicId ? { kind: "epic" as const } : {}),
 	});
 
 	if (event.action === "create")
 		return labelled
-			? hit(`created with label "${rules.label}"`)
+			? hit(`created with label "${label}"`)
 			: { trigger: false, reason: `created without label "${rules.label}"` };
 
 	const before = event.updatedFrom ?? {};
-	if (labelled && Array.isArray(before.labelIds) && !before.labelIds.includes(labelId))
-		return hit(`label "${rules.label}" added`);
+	const added = (id: string | undefined) =>
+		id !== undefined && Array.isArray(before.labelIds) && !before.labelIds.includes(id);
+	if (added(carried(rules.label))) return hit(`label "${rules.label}" added`);
+	if (added(epicId)) return hit(`label "${label}" added`);
 	if ("stateId" in before && sameName(data.state?.name, rules.pickFrom)) {
 		return labelled
-			? hit(`moved to "${rules.pickFrom}" with label "${rules.label}"`)
+			? hit(`moved to "${rules.pickFrom}" with label "${label}"`)
 			: { trigger: false, reason: `moved to "${rules.pickFrom}" without label "${rules.label}"` };
 	}
 	return {

@@ -70,6 +70,7 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 		label: config.source_config.label,
 		pickFrom: config.source_config.pick_from,
 		team: config.source_config.team,
+		epic: config.epic,
 	});
 	if (!verdict.trigger) return ignored(c, verdict.reason);
 	// Lisa's own status moves (e.g. back to pick_from) must never start a run.
@@ -79,6 +80,7 @@ export async function linearWebhook(c: Context, deps: ApiDeps): Promise<Response
 	return acceptDelivery(c, deps, delivery, {
 		issueId: verdict.issueId,
 		issueKey: verdict.issueKey,
+		...(verdict.kind ? { kind: verdict.kind } : {}),
 	});
 }
 

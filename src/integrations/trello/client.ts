@@ -1,16 +1,19 @@
 import { sameName } from "../../domain/workflow";
-import { type IssueQuery, type Tracker, TrackerError, type TrackerIssue } from "../tracker";
+import {
+	type EpicTracker,
+	type IssueQuery,
+	type Tracker,
+	TrackerError,
+	type TrackerIssue,
+} from "../tracker";
+import { boardLabels, listNamed, type Named } from "./board";
+import { trelloEpics } from "./epics";
 import { TRELLO_API_URL, type TrelloAuth, trelloCall, trelloRequest } from "./http";
 
 // Trello through its REST API, with the original CLI's calls (README › Using it with Trello): lists are the
 // workflow states, labels are matched by name, the PR is a card attachment.
 
 const CARD_FIELDS = "name,desc,url,shortLink,idBoard,idList,labels,closed";
-
-interface Named {
-	id: string;
-	name: string;
-}
 
 interface Card {
 	id: string;
@@ -50,11 +53,14 @@ function toIssue(card: Card, list: string): TrackerIssue {
 
 export class TrelloTracker implements Tracker {
 	readonly name = "trello" as const;
+	readonly epics: EpicTracker;
 
 	constructor(
 		private readonly auth: TrelloAuth,
 		private readonly baseUrl: string = TRELLO_API_URL,
-	) {}
+	) {
+		this.epics = trelloEpics(auth, baseUrl, trelloCardRef);
+	}
 
 	private request<T>(
 		method: string,
@@ -113,21 +119,12 @@ export class TrelloTracker implements Tracker {
 		return board;
 	}
 
-	private async listOf(boardId: string, name: string): Promise<Named> {
-		const lists = await this.get<Named[]>(`/boards/${boardId}/lists`, "listing lists", {
-			fields: "name",
-		});
-		const list = lists.find((l) => sameName(l.name, name));
-		if (!list)
-			throw new TrackerError(
-				`Trello list "${name}" not found on the board; available: ${lists.map((l) => l.name).join(", ")}`,
-				false,
-			);
-		return list;
+	private listOf(boardId: string, name: string): Promise<Named> {
+		return listNamed(this.auth, this.baseUrl, boardId, name);
 	}
 
 	private labelsOf(boardId: string): Promise<Named[]> {
-		return this.get<Named[]>(`/boards/${boardId}/labels`, "listing labels", { fields: "name" });
+		return boardLabels(this.auth, this.baseUrl, boardId);
 	}
 
 	async nextIssues(query: IssueQuery, limit = 50): Promise<TrackerIssue[]> {
@@ -156,10 +153,14 @@ export class TrelloTracker implements Tracker {
 		});
 	}
 
-	async comment(issueId: string, body: string): Promise<void> {
-		await this.call("POST", `/cards/${issueId}/actions/comments`, `commenting on ${issueId}`, {
-			text: body,
-		});
+	async comment(issueId: string, body: string): Promise<string> {
+		const action = await this.call<{ id: string }>(
+			"POST",
+			`/cards/${issueId}/actions/comments`,
+			`commenting on ${issueId}`,
+			{ text: body },
+		);
+		return action.id;
 	}
 
 	async attachLink(issueId: string, url: string, title: string): Promise<void> {

@@ -64,6 +64,38 @@ describe("Trello trigger rules", () => {
 		]);
 	});
 
+	it("asks for an epic run when the epic label is added, and only with the epic config", () => {
+		const epicRules = { ...rules, epic: { label: "lisa-epic", needs_spec_label: "needs-spec" } };
+		const added = action("addLabelToCard", { label: { id: "l2", name: "Lisa-Epic" } });
+		expect(trelloVerdict(added, epicRules)).toEqual({
+			trigger: true,
+			cardId: card.id,
+			cardKey: "AbCd1234",
+			actorId: "m-ada",
+			why: 'label "lisa-epic" added',
+			kind: "epic",
+		});
+		expect(trelloVerdict(added, rules)).toEqual({
+			trigger: false,
+			reason: 'label "Lisa-Epic" is not "lisa"',
+		});
+		const lisa = trelloVerdict(action("addLabelToCard", { label: { name: "lisa" } }), epicRules);
+		expect(lisa).toMatchObject({ trigger: true });
+		expect(lisa).not.toHaveProperty("kind");
+		expect(trelloVerdict(action("addLabelToCard", { label: { name: "bug" } }), epicRules)).toEqual({
+			trigger: false,
+			reason: 'label "bug" is not "lisa" or "lisa-epic"',
+		});
+		// No card, no run: an epic label on nothing is not a trigger.
+		const cardless = {
+			action: { id: "a", type: "addLabelToCard", data: { board, label: { name: "lisa-epic" } } },
+		};
+		expect(trelloVerdict(cardless as TrelloWebhook, epicRules)).toEqual({
+			trigger: false,
+			reason: "action has no card",
+		});
+	});
+
 	it("recognises Lisa's own comments by the marker", () => {
 		const v = trelloVerdict(
 			action("commentCard", { text: "Lisa opened a PR\n<!-- lisa:run=01ABC -->" }),

@@ -1,4 +1,5 @@
 import { MARKER_PATTERN } from "../../domain/comments";
+import type { EpicLabels } from "../../domain/qualify";
 import { sameName } from "../../domain/workflow";
 
 // Trello trigger rules (README › Using it with Trello). Pure: decides from the webhook payload alone.
@@ -27,6 +28,11 @@ export interface TrelloRules {
 	pickFrom: string;
 	/** Board name or id; actions on other boards are ignored. */
 	board?: string;
+	/**
+	 * The epic label also triggers, as an epic run (README › Epics). Trello's actions do not list the
+	 * card's other labels: the run's intake reads them (needs-spec among them) from the card.
+	 */
+	epic?: EpicLabels;
 }
 
 export type TrelloVerdict =
@@ -36,6 +42,8 @@ export type TrelloVerdict =
 			cardKey?: string;
 			actorId?: string;
 			why: string;
+			/** The epic label was added: plan the card into sub-issues. */
+			kind?: "epic";
 	  }
 	| { trigger: false; reason: string };
 
@@ -60,10 +68,18 @@ export function trelloVerdict(payload: TrelloWebhook, rules: TrelloRules): Trell
 				}
 			: { trigger: false, reason: "action has no card" };
 
-	if (action.type === "addLabelToCard")
-		return sameName(data.label?.name, rules.label)
-			? hit(`label "${rules.label}" added`)
-			: { trigger: false, reason: `label "${data.label?.name ?? "?"}" is not "${rules.label}"` };
+	if (action.type === "addLabelToCard") {
+		if (sameName(data.label?.name, rules.label)) return hit(`label "${rules.label}" added`);
+		if (rules.epic && sameName(data.label?.name, rules.epic.label)) {
+			const verdict = hit(`label "${rules.epic.label}" added`);
+			return verdict.trigger ? { ...verdict, kind: "epic" } : verdict;
+		}
+		const also = rules.epic ? ` or "${rules.epic.label}"` : "";
+		return {
+			trigger: false,
+			reason: `label "${data.label?.name ?? "?"}" is not "${rules.label}"${also}`,
+		};
+	}
 	if (action.type === "updateCard" && data.listAfter) {
 		return sameName(data.listAfter.name, rules.pickFrom)
 			? hit(`moved to "${rules.pickFrom}"`)

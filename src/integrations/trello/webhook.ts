@@ -89,6 +89,7 @@ export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response
 		label: sc.label,
 		pickFrom: sc.pick_from,
 		board: sc.team,
+		epic: config.epic,
 	});
 	if (!verdict.trigger) return ignored(c, verdict.reason);
 	// Lisa's own moves back to pick_from must never start a run.
@@ -99,6 +100,10 @@ export async function trelloWebhook(c: Context, deps: ApiDeps): Promise<Response
 		c,
 		deps,
 		{ source: "trello", key: deliveryKey(signed), id: actionId },
-		{ issueId: verdict.cardId, issueKey: verdict.cardKey },
+		{
+			issueId: verdict.cardId,
+			issueKey: verdict.cardKey,
+			...(verdict.kind ? { kind: verdict.kind } : {}),
+		},
 	);
 }

@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { guardrailSummary } from "../../domain/guardrails";
 import { redact } from "../../domain/redact";
-import type { Run, StepReport } from "../../domain/run";
+import { type Run, readsAllRepos, type Step, type StepReport } from "../../domain/run";
 import { isTransientFailure } from "../../domain/transient";
 import { attemptUsage } from "../../domain/usage";
 import { stepFinished } from "../../queue/messages";
 import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "../sandbox/identity";
 import { clearWorkspace } from "../sandbox/workspace";
+import { executeEpicPlan, executeResearch, researchOf } from "../steps/epic-phases";
 import { executePlan } from "../steps/plan";
 import type { Attempt, Lesson, StepRequest, TaskDeps } from "./context";
 import { execute } from "./execute";
@@ -23,8 +24,9 @@ type Outcome = Omit<StepReport, "attempt" | "at">;
 
 /**
  * One step attempt: prepare → implement (fallback chain, supervised) → check (gates, validate,
- * retries) → publish → report; or, for a multi-repo run's planning step, plan → report. A handled
- * failure is reported like a success (the message carries it), so the process exits 0 either way.
+ * retries) → publish → report; or, for a multi-repo run's planning step or an epic's phase, the
+ * phase's files → report. A handled failure is reported like a success (the message carries it),
+ * so the process exits 0 either way.
  * The task writes only its step's own fields and events. Once a write of the step is refused (the
  * step was retried or stopped) the attempt stops where it is: no push, no report.
  */
@@ -67,7 +69,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		attempt.scope = { user, mark };
 		if (user) await prepareHome(user, home);
 		attempt.repos = launchedRepos(deps.env);
-		const done = step.kind === "plan" ? await executePlan(attempt) : await execute(attempt);
+		const done = await executeKind(attempt, step);
 		outcome = { outcome: "succeeded", ...done };
 		heartbeat.state = "completed";
 	} catch (err) {
@@ -102,7 +104,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		return undefined;
 	}
 	// A repo's guardrails come from its own steps; a plan is about no single repo.
-	if (step.kind !== "plan") await learn(deps, run, step.repo, attempt.lesson, secrets);
+	if (!readsAllRepos(step)) await learn(deps, run, step.repo, attempt.lesson, secrets);
 	outcome.usage = attemptUsage(attempt.agentRuns);
 	const report: StepReport = { ...outcome, attempt: req.attempt, at: new Date().toISOString() };
 	// Stored first, so the sweeper can re-send it if the message is lost.
@@ -121,6 +123,21 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		}),
 	);
 	return report;
+}
+
+/** What the step's kind does: implement, plan, or an epic's phase (README › Epics). */
+function executeKind(a: Attempt, step: Step): Promise<Omit<Outcome, "outcome">> {
+	if (step.kind === "plan") return executePlan(a);
+	if (step.kind === "research") return executeResearch(a);
+	if (step.kind !== "epic_plan") return execute(a);
+	const research = researchOf(a.run);
+	if (research === undefined)
+		throw new StepFailure(
+			"the epic has no research to plan from: its research step has not succeeded",
+			false,
+			"plan",
+		);
+	return executeEpicPlan(a, research);
 }
 
 const LEARN_FROM: readonly Lesson["failure"][] = ["agent", "validation", "gate"];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { fenced } from "../../../test/support/fences";
 import type { RoundInput } from "../../domain/follow-up";
 import { validatePlan } from "../../domain/plan";
 import { redact } from "../../domain/redact";
@@ -179,18 +180,6 @@ describe("multi-repo prompts", () => {
 		expect(buildImplementPrompt(input)).not.toContain("## Your scope");
 	});
 });
-
-/** The text of each `untrusted-<label>` fence in the prompt, read as the fence's own length closes it. */
-function fenced(prompt: string, label: string): string[] {
-	const out: string[] = [];
-	const open = new RegExp(`^(\`{3,})untrusted-${label}\n`, "gm");
-	for (const m of prompt.matchAll(open)) {
-		const start = (m.index ?? 0) + m[0].length;
-		const end = prompt.indexOf(`\n${m[1]}\n`, start - 1);
-		out.push(prompt.slice(start, end));
-	}
-	return out;
-}
 
 describe("follow-up round prompt", () => {
 	const hostile =

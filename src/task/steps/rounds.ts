@@ -88,6 +88,7 @@ export async function implementAndCheck(
 				request,
 				scope: s.step.scope,
 				previous: s.previous,
+				dependencies: a.run.epicTask?.dependencies,
 				allowWorkflowChanges: repo.allow_workflow_changes,
 				nativeWorktree: native,
 				guardrails,

@@ -17,7 +17,16 @@
 // A planning prompt ("…write the plan file `<path>`…") is answered with a plan instead of code:
 //   plan=<json> (written as is; default: every listed repo, one order each, in the listed order)
 //   plan-first=<json> (the first try's plan; a retry after Lisa rejected it writes plan=)
-//   plan-scribble (also writes into every checkout, which Lisa must discard)
+//   plan-scribble (also writes into every checkout, which Lisa must discard; in the epic phases too)
+// An epic's research prompt ("…write the epic research file `<path>`…", target @research) is answered with research.md,
+// its plan prompt ("…write the epic plan into `<dir>`…", @epic_plan) with plan.md and tasks/ in that directory
+// (values are JSON; the attempt is read from the prompt's [RETRY - MUST COMPLETE] / [FINAL ATTEMPT]):
+//   research=<string> (default: every section, naming the listed repos; null writes nothing)
+//   research-first=<string> · research-second=<string> (that attempt's instead)
+//   research-pad=N (appends N bytes to what it writes: an oversized file)
+//   epic-plan=<{"plan.md": …, "tasks/01-x.md": …}> (default: one task per listed repo, chained)
+//   epic-plan-first=<…> · epic-plan-second=<…> · epic-link=<{"tasks/02-x.md": "/etc/passwd"}>
+//     (symbolic links it makes in the plan's directory, which Lisa must not follow)
 // A follow-up round's prompt ("You are continuing the work on pull request …") is answered on the
 // pull request's branch: the change is appended to the file (so every round changes something),
 // committed as "fix: <title> (follow-up)", and the round's manifest is written instead of a PR's:
@@ -37,6 +46,8 @@ import {
 	mkdirSync,
 	readdirSync,
 	readFileSync,
+	rmSync,
+	symlinkSync,
 	writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -215,7 +226,16 @@ const pointer = opts.prompt.match(/instructions are in the file `([^`]+)`/);
 const prompt = pointer ? readFileSync(pointer[1], "utf8") : opts.prompt;
 
 const planFile = prompt.match(/write the plan file `([^`]+)`/)?.[1];
-const target = planFile ? "plan" : prompt.match(/ of the repository "([^"]+)"/)?.[1];
+const researchFile = prompt.match(/write the epic research file `([^`]+)`/)?.[1];
+const epicDir = prompt.match(/write the epic plan into `([^`]+)`/)?.[1];
+const readsAll = planFile || researchFile || epicDir;
+const target = researchFile
+	? "research"
+	: epicDir
+		? "epic_plan"
+		: planFile
+			? "plan"
+			: prompt.match(/ of the repository "([^"]+)"/)?.[1];
 const directives = new Map();
 for (const m of prompt.matchAll(
 	/lisa-fake(?:\[([a-z,]+)\])?(?:@([A-Za-z0-9._-]+))?:\s*([a-z-]+)(?:=([^\n]*))?/g,
@@ -263,7 +283,7 @@ log({
 	uid: process.getuid(),
 	gid: process.getgid(),
 	owners: owners(),
-	...(planFile ? { checkouts: checkouts() } : {}),
+	...(readsAll ? { checkouts: checkouts() } : {}),
 	at: new Date().toISOString(),
 });
 
@@ -309,11 +329,85 @@ if (directives.has("print-env"))
 if (directives.has("stderr")) process.stderr.write(`${directives.get("stderr")}\n`);
 if (directives.has("exit")) process.exit(Number(directives.get("exit")));
 
+const listedRepos = [...prompt.matchAll(/^- `([^`]+)` — checked out at `([^`]+)`/gm)];
+if (readsAll && directives.has("plan-scribble"))
+	for (const [, , dir] of listedRepos)
+		writeFileSync(path.join(dir, "SCRIBBLE.md"), "planning notes\n");
+
+/** An epic phase's directive for this attempt: `<name>-first`, `<name>-second`, else `<name>`. */
+function forAttempt(name) {
+	const attempt = prompt.startsWith("[FINAL ATTEMPT]")
+		? 3
+		: prompt.startsWith("[RETRY - MUST COMPLETE]")
+			? 2
+			: 1;
+	const own = { 1: `${name}-first`, 2: `${name}-second` }[attempt];
+	return own && directives.has(own) ? directives.get(own) : directives.get(name);
+}
+
+if (researchFile) {
+	const given = forAttempt("research");
+	const text = given
+		? JSON.parse(given)
+		: [
+				"# Research",
+				`## Overview\n\nThe issue touches ${listedRepos.map(([, r]) => r).join(", ")}.`,
+				`## Relevant Files\n\n${listedRepos.map(([, r]) => `- ${r}/README.md`).join("\n")}`,
+				"## Existing Patterns\n\nSmall modules with tests beside them.",
+				"## Dependencies\n\nNone new.",
+				"## Recommendations\n\nOne task per repository, in the listed order.",
+			].join("\n\n");
+	if (text !== null)
+		writeFileSync(researchFile, text + "x".repeat(Number(directives.get("research-pad") ?? 0)));
+	console.log(`researched: ${researchFile}`);
+	process.exit(0);
+}
+
+if (epicDir) {
+	const given = forAttempt("epic-plan");
+	const files = given ? JSON.parse(given) : defaultEpicPlan(listedRepos.map(([, r]) => r));
+	for (const [name, text] of Object.entries(files)) {
+		const file = path.join(epicDir, name);
+		mkdirSync(path.dirname(file), { recursive: true });
+		writeFileSync(file, text);
+	}
+	for (const [name, to] of Object.entries(JSON.parse(directives.get("epic-link") || "{}"))) {
+		mkdirSync(path.dirname(path.join(epicDir, name)), { recursive: true });
+		rmSync(path.join(epicDir, name), { recursive: true, force: true });
+		symlinkSync(to, path.join(epicDir, name));
+	}
+	console.log(`planned the epic: ${Object.keys(files).join(", ")}`);
+	process.exit(0);
+}
+
+/** One task per repo, each depending on the one before. */
+function defaultEpicPlan(repos) {
+	const id = (i) => String(i + 1).padStart(2, "0");
+	const files = {
+		"plan.md": [
+			"# Plan",
+			"## Overview\n\nOne task per repository.",
+			`## Tasks\n\n${repos.map((r, i) => `- ${id(i)}: Change ${r}`).join("\n")}`,
+			`## Dependencies\n\n${repos.map((_, i) => `- ${id(i)}: [${i ? id(i - 1) : ""}]`).join("\n")}`,
+		].join("\n\n"),
+	};
+	repos.forEach((r, i) => {
+		files[`tasks/${id(i)}-change-${r.toLowerCase().replace(/[^a-z0-9]+/g, "-")}.md`] = [
+			`# Task ${i + 1}: Change ${r}`,
+			`## Goal\n\nChange ${r} for the issue.`,
+			`## Repository\n\n${r}`,
+			"## Files\n\n- README.md",
+			"## Steps\n\n1. Change it.",
+			"## Done When\n\nThe tests pass.",
+			`## Dependencies\n\n${i ? `- ${id(i - 1)}` : "None"}`,
+		].join("\n\n");
+	});
+	return files;
+}
+
 if (planFile) {
 	// Planning: read-only checkouts under repos/, one plan file, no commits.
-	const repos = [...prompt.matchAll(/^- `([^`]+)` — checked out at `([^`]+)`/gm)];
-	if (directives.has("plan-scribble"))
-		for (const [, , dir] of repos) writeFileSync(path.join(dir, "SCRIBBLE.md"), "planning notes\n");
+	const repos = listedRepos;
 	const retried = prompt.includes("[PLAN RETRY]");
 	const plan =
 		(!retried && directives.get("plan-first")) ||

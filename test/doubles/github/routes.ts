@@ -855,6 +855,90 @@ export function createApp(ctx: RouteContext): Hono<Env> {
 		return send(201, json, { location: json.url });
 	});
 
+	app.patch(`${R}/issues/comments/:comment_id${ID}`, (c) => {
+		const repo = repoOf(c);
+		if (!repo) return notFound();
+		const id = Number(c.req.param("comment_id"));
+		for (const issue of repo.issues.values()) {
+			const comment = issue.comments.find((cm) => cm.id === id);
+			if (!comment) continue;
+			const b = body(c);
+			if (typeof b.body !== "string" || b.body === "") {
+				return invalid([{ resource: "IssueComment", code: "missing_field", field: "body" }]);
+			}
+			comment.body = b.body;
+			comment.updatedAt = now();
+			return send(200, state.commentJson(repo, issue, comment));
+		}
+		return notFound();
+	});
+
+	// ------------------------------------------- sub-issues and dependencies (issue relations)
+
+	/** The issues of `ids` (sub-issues, blockers) as GitHub lists them, one page at a time. */
+	const listIssues = (c: C, ids: number[]) => {
+		const found = ids.flatMap((id) => {
+			const hit = state.issueById(id);
+			return hit ? [state.issueJson(hit.repo, hit.issue)] : [];
+		});
+		const { page, headers } = paginate(c, found);
+		return send(200, page, headers);
+	};
+	/** The issue named by an id in the body: another issue of the same owner, not a pull request. */
+	const relatedIssue = (c: C, repo: RepoRec, issue: IssueRec, field: string) => {
+		const id = body(c)[field];
+		const hit = typeof id === "number" ? state.issueById(id) : undefined;
+		if (!hit || hit.issue === issue || hit.repo.owner.toLowerCase() !== repo.owner.toLowerCase())
+			return undefined;
+		return hit;
+	};
+
+	app.get(`${R}/issues/${N}/sub_issues`, (c) => {
+		const repo = repoOf(c);
+		const issue = repo && issueOf(c, repo);
+		if (!repo || !issue || !state.features.subIssues) return notFound();
+		return listIssues(c, issue.subIssues);
+	});
+
+	app.post(`${R}/issues/${N}/sub_issues`, (c) => {
+		const repo = repoOf(c);
+		const issue = repo && issueOf(c, repo);
+		if (!repo || !issue || !state.features.subIssues) return notFound();
+		const hit = relatedIssue(c, repo, issue, "sub_issue_id");
+		if (!hit) return invalid([{ resource: "Issue", code: "invalid", field: "sub_issue_id" }]);
+		const parent = state.parentOf(hit.issue.id);
+		if (parent && body(c).replace_parent !== true) {
+			const message = "Sub issue may only have one parent";
+			return invalid([{ resource: "Issue", code: "custom", field: "sub_issue_id", message }]);
+		}
+		if (parent) parent.subIssues = parent.subIssues.filter((id) => id !== hit.issue.id);
+		issue.subIssues.push(hit.issue.id);
+		issue.updatedAt = now();
+		return send(201, state.issueJson(repo, issue, true));
+	});
+
+	app.get(`${R}/issues/${N}/dependencies/blocked_by`, (c) => {
+		const repo = repoOf(c);
+		const issue = repo && issueOf(c, repo);
+		if (!repo || !issue || !state.features.dependencies) return notFound();
+		return listIssues(c, issue.blockedBy);
+	});
+
+	app.post(`${R}/issues/${N}/dependencies/blocked_by`, (c) => {
+		const repo = repoOf(c);
+		const issue = repo && issueOf(c, repo);
+		if (!repo || !issue || !state.features.dependencies) return notFound();
+		const hit = relatedIssue(c, repo, issue, "issue_id");
+		if (!hit) return invalid([{ resource: "Issue", code: "invalid", field: "issue_id" }]);
+		if (issue.blockedBy.includes(hit.issue.id)) {
+			const message = "Issue is already blocked by this issue";
+			return invalid([{ resource: "Issue", code: "custom", field: "issue_id", message }]);
+		}
+		issue.blockedBy.push(hit.issue.id);
+		issue.updatedAt = now();
+		return send(201, state.issueJson(repo, issue, true));
+	});
+
 	// ---------------------------------------------------------------- labels
 
 	const issueLabels = (repo: RepoRec, issue: IssueRec) =>

@@ -432,6 +432,80 @@ describe("GitHub double: issues, comments and labels", () => {
 	});
 });
 
+describe("GitHub double: sub-issues, dependencies and comment edits", () => {
+	const at = (issue_number: number) => ({ owner: "acme", repo: "app", issue_number });
+
+	it("adds sub-issues by id (not number), one parent each, and records blocked-by once", async () => {
+		const epic = double.addIssue(REPO, { title: "Epic" });
+		const a = double.addIssue(REPO, { title: "A" });
+		const b = double.addIssue(REPO, { title: "B" });
+		const added = await octokit.rest.issues.addSubIssue({ ...at(epic.number), sub_issue_id: a.id });
+		expect(added.status).toBe(201);
+		// A number is not an id.
+		const byNumber = await rejection(
+			octokit.rest.issues.addSubIssue({ ...at(epic.number), sub_issue_id: b.number }),
+		);
+		expect(byNumber.status).toBe(422);
+		// One parent: a second needs replace_parent, which moves it.
+		const again = await rejection(
+			octokit.rest.issues.addSubIssue({ ...at(b.number), sub_issue_id: a.id }),
+		);
+		expect(again.status).toBe(422);
+		await octokit.rest.issues.addSubIssue({
+			...at(b.number),
+			sub_issue_id: a.id,
+			replace_parent: true,
+		});
+		expect(double.subIssues(REPO, epic.number)).toEqual([]);
+		const listed = await octokit.rest.issues.listSubIssues(at(b.number));
+		expect(listed.data.map((i) => i.number)).toEqual([a.number]);
+
+		await octokit.rest.issues.addBlockedByDependency({ ...at(b.number), issue_id: a.id });
+		const twice = await rejection(
+			octokit.rest.issues.addBlockedByDependency({ ...at(b.number), issue_id: a.id }),
+		);
+		expect(twice.status).toBe(422);
+		const self = await rejection(
+			octokit.rest.issues.addBlockedByDependency({ ...at(b.number), issue_id: b.id }),
+		);
+		expect(self.status).toBe(422);
+		const blockers = await octokit.rest.issues.listDependenciesBlockedBy(at(b.number));
+		expect(blockers.data.map((i) => i.number)).toEqual([a.number]);
+		expect(double.blockedBy(REPO, b.number).map((i) => i.number)).toEqual([a.number]);
+	});
+
+	it("answers 404 for sub-issues and dependencies where the server has none", async () => {
+		const epic = double.addIssue(REPO, { title: "Epic" });
+		const a = double.addIssue(REPO, { title: "A" });
+		double.setFeatures({ subIssues: false, dependencies: false });
+		for (const call of [
+			octokit.rest.issues.listSubIssues(at(epic.number)),
+			octokit.rest.issues.addSubIssue({ ...at(epic.number), sub_issue_id: a.id }),
+			octokit.rest.issues.listDependenciesBlockedBy(at(a.number)),
+			octokit.rest.issues.addBlockedByDependency({ ...at(a.number), issue_id: epic.id }),
+		])
+			expect((await rejection(call)).status).toBe(404);
+		expect(double.subIssues(REPO, epic.number)).toEqual([]);
+	});
+
+	it("edits a comment in place by its id, 404 for an unknown one", async () => {
+		double.addIssue(REPO, { title: "Epic" });
+		const { data } = await octokit.rest.issues.createComment({ ...at(1), body: "Planning" });
+		const edited = await octokit.rest.issues.updateComment({
+			owner: "acme",
+			repo: "app",
+			comment_id: data.id,
+			body: "2 of 3 done",
+		});
+		expect(edited.data).toMatchObject({ id: data.id, body: "2 of 3 done" });
+		expect(double.comments(REPO, 1).map((c) => c.body)).toEqual(["2 of 3 done"]);
+		const missing = await rejection(
+			octokit.rest.issues.updateComment({ owner: "acme", repo: "app", comment_id: 1, body: "x" }),
+		);
+		expect(missing.status).toBe(404);
+	});
+});
+
 describe("GitHub double: checks and Actions", () => {
 	const FAILING_LOG =
 		"2024-05-01T10:00:00.0000000Z Run npm test\n2024-05-01T10:00:01.0000000Z FAIL src/a.test.ts\n";

@@ -121,6 +121,15 @@ export interface GitHubDouble {
 	 * headers. With `afterHandling` the request takes effect first and only the answer is replaced.
 	 */
 	failNext(n: number, spec: FailSpec): void;
+	/** The sub-issues of an issue, in the order they were added. */
+	subIssues(ownerRepo: string, number: number): GitHubIssue[];
+	/** The issues an issue is blocked by. */
+	blockedBy(ownerRepo: string, number: number): GitHubIssue[];
+	/**
+	 * Turns the sub-issue or dependency endpoints off (both on by default): they answer 404, as on a
+	 * GitHub Enterprise Server without them.
+	 */
+	setFeatures(features: Partial<{ subIssues: boolean; dependencies: boolean }>): void;
 }
 
 /** The `X-Hub-Signature-256` header value GitHub sends for a webhook body. */
@@ -140,6 +149,11 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 	const { port, stop } = await serveLocal(app, opts.port);
 	const url = `http://127.0.0.1:${port}`;
 	state.apiBase = url;
+	const related = (ids: number[]) =>
+		ids.flatMap((id) => {
+			const hit = state.issueById(id);
+			return hit ? [state.issueJson(hit.repo, hit.issue, true)] : [];
+		});
 
 	return {
 		url,
@@ -224,5 +238,8 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 		failNext: (n, spec) => {
 			for (let i = 0; i < n; i++) failures.push(spec);
 		},
+		subIssues: (ownerRepo, number) => related(state.mustIssue(ownerRepo, number).subIssues),
+		blockedBy: (ownerRepo, number) => related(state.mustIssue(ownerRepo, number).blockedBy),
+		setFeatures: (features) => Object.assign(state.features, features),
 	};
 }

@@ -470,6 +470,10 @@ export interface IssueRec {
 	closedBy: string | null;
 	comments: CommentRec[];
 	pull?: PullRec;
+	/** Ids (not numbers) of its sub-issues, in the order they were added. */
+	subIssues: number[];
+	/** Ids of the issues it is blocked by. */
+	blockedBy: number[];
 }
 
 export interface LabelRec {
@@ -654,6 +658,9 @@ export class DoubleState {
 	/** Signs the log URLs the double hands out (like GitHub's short-lived blob URLs). */
 	private readonly blobKey = randomBytes(16).toString("hex");
 
+	/** GitHub Enterprise Server versions and plans without them answer these endpoints 404. */
+	readonly features = { subIssues: true, dependencies: true };
+
 	constructor(readonly login: string) {}
 
 	id(): number {
@@ -733,9 +740,26 @@ export class DoubleState {
 			closedAt: null,
 			closedBy: null,
 			comments: [],
+			subIssues: [],
+			blockedBy: [],
 		};
 		repo.issues.set(issue.number, issue);
 		return issue;
+	}
+
+	/** An issue (not a pull request) by its id, in any repository. */
+	issueById(id: number): { repo: RepoRec; issue: IssueRec } | undefined {
+		for (const repo of this.repos.values())
+			for (const issue of repo.issues.values())
+				if (issue.id === id && !issue.pull) return { repo, issue };
+		return undefined;
+	}
+
+	/** The issue whose sub-issue this is. */
+	parentOf(id: number): IssueRec | undefined {
+		for (const repo of this.repos.values())
+			for (const issue of repo.issues.values()) if (issue.subIssues.includes(id)) return issue;
+		return undefined;
 	}
 
 	setState(issue: IssueRec, state: "open" | "closed", by: string, reason?: string | null): void {

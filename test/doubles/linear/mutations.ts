@@ -214,6 +214,25 @@ export const Mutation: TypeResolvers<unknown> = {
 		applyIssueInput(ctx, issue, { removedLabelIds: [a.labelId] });
 		return payload(ctx, "issue", issue);
 	},
+	issueLabelCreate: (_s, a, ctx) => {
+		const input = a.input as Args;
+		const name = typeof input.name === "string" ? input.name.trim() : "";
+		if (!name) throw invalidInput("name must not be empty", "Label name can't be empty.");
+		const teamId = input.teamId ? must(ctx.store.findTeam(str(input.teamId)), "Team").id : null;
+		// Linear refuses a second label of the same name in the same team (or workspace).
+		const taken = ctx.store.state.labels.some(
+			(l) => l.teamId === teamId && l.name.toLowerCase() === name.toLowerCase(),
+		);
+		if (taken)
+			throw invalidInput(`Duplicate label name: ${name}`, "A label with this name already exists.");
+		const label = ctx.store.addLabel(
+			teamId,
+			name,
+			typeof input.color === "string" ? input.color : undefined,
+		);
+		if (typeof input.id === "string") label.id = input.id;
+		return payload(ctx, "issueLabel", label);
+	},
 	issueRelationCreate: (_s, a, ctx) => {
 		const input = a.input as Args;
 		const from = requireIssue(ctx, input.issueId);

@@ -468,3 +468,26 @@ describe("webhooks", () => {
 		expect(linear.state.comments.map((c) => c.body)).toEqual(["@lisa please fix", "Safari"]);
 	});
 });
+
+describe("creating labels through @linear/sdk", () => {
+	test("creates a team label once: a second of the same name in the team is refused", async () => {
+		const team = linear.state.teams.find((t) => t.key === "ENG");
+		const made = await client.createIssueLabel({ name: "needs-spec", teamId: team?.id });
+		expect(made.success).toBe(true);
+		expect(linear.state.labels.find((l) => l.id === made.issueLabelId)).toMatchObject({
+			name: "needs-spec",
+			teamId: team?.id,
+		});
+		const twice = await failure(client.createIssueLabel({ name: "Needs-Spec", teamId: team?.id }));
+		expect(twice.type).toBe(LinearErrorType.InvalidInput);
+		expect(twice.message).toMatch(/Duplicate label name/);
+		// Another team, or the workspace, may have its own.
+		const ops = linear.state.teams.find((t) => t.key === "OPS");
+		expect((await client.createIssueLabel({ name: "needs-spec", teamId: ops?.id })).success).toBe(
+			true,
+		);
+		expect((await client.createIssueLabel({ name: "needs-spec" })).success).toBe(true);
+		const blank = await failure(client.createIssueLabel({ name: "  " }));
+		expect(blank.type).toBe(LinearErrorType.InvalidInput);
+	});
+});

@@ -119,4 +119,63 @@ describe("Trello double", () => {
 		await trello.settle();
 		expect(trello.deliveries).toHaveLength(1);
 	});
+
+	it("creates cards, checklists and labels, and lets only a comment's author edit it", async () => {
+		const board = trello.store.addBoard("Epics", ["Todo"]);
+		const other = trello.store.addBoard("Elsewhere", ["Todo"]);
+		const todo = trello.store.mustList(board.id, "Todo");
+		const q = (params: Record<string, string>) => `?${new URLSearchParams(params)}`;
+		const made = await call("POST", `/cards${q({ idList: todo.id, name: "Task", desc: "d" })}`);
+		const card = (await made.json()) as { id: string; shortLink: string };
+		expect(trello.store.mustCard(card.id)).toMatchObject({ name: "Task", desc: "d" });
+		expect((await call("POST", `/cards${q({ idList: "nope", name: "x" })}`)).status).toBe(400);
+		// All the board's cards, archived ones too, only with `all`.
+		trello.store.mustCard(card.id).closed = true;
+		const open = (await (await call("GET", `/boards/${board.id}/cards`)).json()) as unknown[];
+		const all = (await (await call("GET", `/boards/${board.id}/cards/all`)).json()) as unknown[];
+		expect([open.length, all.length]).toEqual([0, 1]);
+		expect((await call("GET", `/boards/${other.id}/cards/bogus`)).status).toBe(400);
+
+		const list = (await (
+			await call("POST", `/cards/${card.id}/checklists${q({ name: "Lisa tasks" })}`)
+		).json()) as { id: string };
+		const item = (await (
+			await call(
+				"POST",
+				`/checklists/${list.id}/checkItems${q({ name: "https://trello.com/c/x" })}`,
+			)
+		).json()) as { id: string; state: string };
+		expect(item.state).toBe("incomplete");
+		await call("PUT", `/cards/${card.id}/checkItem/${item.id}${q({ state: "complete" })}`);
+		const lists = (await (await call("GET", `/cards/${card.id}/checklists`)).json()) as {
+			checkItems: { state: string }[];
+		}[];
+		expect(lists.map((l) => l.checkItems.map((i) => i.state))).toEqual([["complete"]]);
+		expect(
+			(await call("PUT", `/cards/${card.id}/checkItem/${item.id}${q({ state: "done" })}`)).status,
+		).toBe(400);
+
+		expect(
+			(await call("POST", `/boards/${board.id}/labels${q({ name: "needs-spec" })}`)).status,
+		).toBe(400);
+		const label = await call(
+			"POST",
+			`/boards/${board.id}/labels${q({ name: "needs-spec", color: "orange" })}`,
+		);
+		expect(await label.json()).toMatchObject({
+			name: "needs-spec",
+			color: "orange",
+			idBoard: board.id,
+		});
+
+		const target = trello.store.mustCard(card.id);
+		const mine = trello.store.comment(target, "Planning", trello.me);
+		const theirs = trello.human().comment(target, "Nice");
+		const edit = (id: string) =>
+			call("PUT", `/cards/${card.id}/actions/${id}/comments${q({ text: "Edited" })}`);
+		expect((await edit(mine.id)).status).toBe(200);
+		expect((await edit(theirs.id)).status).toBe(401);
+		expect((await edit("000000000000000000000000")).status).toBe(404);
+		expect(trello.store.commentsOf(target).map((a) => a.data.text)).toEqual(["Edited", "Nice"]);
+	});
 });

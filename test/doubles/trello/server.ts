@@ -72,6 +72,8 @@ export interface TrelloDouble {
 	};
 	/** The body Trello would POST for this action to the webhook. */
 	webhookBody(action: TrelloAction, webhook?: TrelloWebhookRec): string;
+	/** Makes the next `n` API requests answer `status` (after auth, before anything happens). */
+	failNext(n: number, status: number): void;
 	/** Resolves once every delivery started so far has been answered. */
 	settle(): Promise<void>;
 	stop(): Promise<void>;
@@ -121,6 +123,7 @@ export async function startTrelloDouble(
 	const requests: TrelloRequest[] = [];
 	const deliveries: TrelloDelivery[] = [];
 	const pending = new Set<Promise<void>>();
+	const failures: number[] = [];
 
 	const webhookBody = (action: TrelloAction, webhook?: TrelloWebhookRec) => {
 		const board = store.board(String((action.data.board as { id?: string })?.id ?? ""));
@@ -204,6 +207,8 @@ export async function startTrelloDouble(
 		const tok = header.match(/oauth_token="([^"]*)"/)?.[1] ?? c.req.query("token");
 		if (key !== apiKey) return text(401, "invalid key");
 		if (tok !== token) return text(401, "invalid token");
+		const failure = failures.shift();
+		if (failure) return text(failure, `Injected failure (HTTP ${failure})`);
 		await next();
 	});
 
@@ -317,6 +322,85 @@ export async function startTrelloDouble(
 		return json({ ...attachment, idMember: me.id, date: action.date });
 	});
 
+	app.post("/1/cards", async (c) => {
+		const p = await params(c);
+		const list = p.idList ? store.list(p.idList) : undefined;
+		if (!list || list.closed || !store.isBoardMember(list.idBoard, me.id))
+			return text(400, "invalid value for idList");
+		const card = store.createCard(list, { name: p.name ?? "", desc: p.desc }, me);
+		return json(store.cardJson(card));
+	});
+	const boardCards = (c: C) => {
+		const board = boardOf(c);
+		if (!board) return NOT_FOUND();
+		const filter = c.req.param("filter") ?? c.req.query("filter") ?? "open";
+		if (!["all", "open", "closed", "visible"].includes(filter))
+			return text(400, "invalid value for filter");
+		return json(
+			store.cards
+				.filter((card) => card.idBoard === board.id)
+				.filter((card) => filter === "all" || (filter === "closed") === card.closed)
+				.map((card) => pick(store.cardJson(card), c.req.query("fields"))),
+		);
+	};
+	app.get("/1/boards/:id/cards", boardCards);
+	app.get("/1/boards/:id/cards/:filter", boardCards);
+	app.post("/1/boards/:id/labels", async (c) => {
+		const board = boardOf(c);
+		if (!board) return NOT_FOUND();
+		const p = await params(c);
+		if (!p.name) return text(400, "invalid value for name");
+		if (p.color === undefined) return text(400, "invalid value for color");
+		const label = store.addLabel(board.id, p.name, p.color === "null" ? null : p.color);
+		return json(store.labelJson(label));
+	});
+	app.put("/1/cards/:id/actions/:idAction/comments", async (c) => {
+		const card = cardOf(c);
+		if (card instanceof Response) return card;
+		const action = store.commentsOf(card).find((a) => a.id === c.req.param("idAction"));
+		if (!action) return NOT_FOUND();
+		// Only a comment's author may edit it.
+		if (action.idMemberCreator !== me.id)
+			return text(401, "unauthorized comment permission requested");
+		const body = (await params(c)).text;
+		if (!body) return text(400, "invalid value for text");
+		action.data.text = body;
+		action.data.dateLastEdited = new Date().toISOString();
+		return json(action);
+	});
+	app.get("/1/cards/:id/checklists", (c) => {
+		const card = cardOf(c);
+		if (card instanceof Response) return card;
+		return json(store.checklistsOf(card));
+	});
+	app.post("/1/cards/:id/checklists", async (c) => {
+		const card = cardOf(c);
+		if (card instanceof Response) return card;
+		const p = await params(c);
+		return json(store.addChecklist(card, p.name ?? "Checklist"));
+	});
+	app.post("/1/checklists/:id/checkItems", async (c) => {
+		const checklist = store.checklists.find((l) => l.id === c.req.param("id"));
+		if (!checklist) return NOT_FOUND();
+		const p = await params(c);
+		if (!p.name) return text(400, "invalid value for name");
+		return json(store.addCheckItem(checklist, p.name, p.checked === "true"));
+	});
+	app.put("/1/cards/:id/checkItem/:idCheckItem", async (c) => {
+		const card = cardOf(c);
+		if (card instanceof Response) return card;
+		const item = store
+			.checklistsOf(card)
+			.flatMap((l) => l.checkItems)
+			.find((i) => i.id === c.req.param("idCheckItem"));
+		if (!item) return NOT_FOUND();
+		const { state } = await params(c);
+		if (state !== undefined && state !== "complete" && state !== "incomplete")
+			return text(400, "invalid value for state");
+		if (state) item.state = state;
+		return json(item);
+	});
+
 	// ---- webhooks ----
 	const createWebhook = async (c: C) => {
 		const p = await params(c);
@@ -387,6 +471,9 @@ export async function startTrelloDouble(
 			};
 		},
 		webhookBody,
+		failNext(n, status) {
+			for (let i = 0; i < n; i++) failures.push(status);
+		},
 		async settle() {
 			while (pending.size) await Promise.all([...pending]);
 		},

@@ -55,6 +55,23 @@ export interface TrelloCard {
 	attachments: TrelloAttachment[];
 }
 
+export interface TrelloCheckItem {
+	id: string;
+	idChecklist: string;
+	name: string;
+	state: "complete" | "incomplete";
+	pos: number;
+}
+
+export interface TrelloChecklist {
+	id: string;
+	idBoard: string;
+	idCard: string;
+	name: string;
+	pos: number;
+	checkItems: TrelloCheckItem[];
+}
+
 export interface TrelloAction {
 	id: string;
 	idMemberCreator: string;
@@ -103,6 +120,7 @@ export class TrelloStore {
 	readonly cards: TrelloCard[] = [];
 	readonly actions: TrelloAction[] = [];
 	readonly webhooks: TrelloWebhookRec[] = [];
+	readonly checklists: TrelloChecklist[] = [];
 	/** Called for every new action (the server delivers it to matching webhooks). */
 	onAction: (action: TrelloAction) => void = () => {};
 	private boardMembers = new Map<string, Set<string>>();
@@ -169,7 +187,55 @@ export class TrelloStore {
 		return card;
 	}
 
+	/** A card as Lisa creates it (POST /1/cards): at the bottom of the list, recorded as createCard. */
+	createCard(
+		list: TrelloList,
+		fields: { name: string; desc?: string },
+		by: TrelloMember,
+	): TrelloCard {
+		const card = this.addCard(list.idBoard, list.name, fields);
+		this.record(by, "createCard", card, {});
+		return card;
+	}
+
+	addChecklist(card: TrelloCard, name: string): TrelloChecklist {
+		const pos = (this.checklistsOf(card).length + 1) * 16384;
+		const checklist = {
+			id: trelloId(),
+			idBoard: card.idBoard,
+			idCard: card.id,
+			name,
+			pos,
+			checkItems: [],
+		};
+		this.checklists.push(checklist);
+		return checklist;
+	}
+
+	addCheckItem(checklist: TrelloChecklist, name: string, checked = false): TrelloCheckItem {
+		const item: TrelloCheckItem = {
+			id: trelloId(),
+			idChecklist: checklist.id,
+			name,
+			state: checked ? "complete" : "incomplete",
+			pos: (checklist.checkItems.length + 1) * 16384,
+		};
+		checklist.checkItems.push(item);
+		return item;
+	}
+
 	// ---- lookups ----
+
+	checklistsOf(card: TrelloCard): TrelloChecklist[] {
+		return this.checklists.filter((c) => c.idCard === card.id).sort((a, b) => a.pos - b.pos);
+	}
+
+	/** The card's comments as Trello keeps them (commentCard actions), oldest first. */
+	commentsOf(card: TrelloCard): TrelloAction[] {
+		return this.actions.filter(
+			(a) => a.type === "commentCard" && (a.data.card as { id?: string })?.id === card.id,
+		);
+	}
 
 	board(id: string): TrelloBoard | undefined {
 		return this.boards.find((b) => b.id === id || b.shortLink === id);

@@ -8,7 +8,8 @@ import {
 } from "../../../domain/follow-up";
 import { stripAnsi } from "../../../domain/printable";
 import { TrackerError } from "../../tracker";
-import { githubClient, isTransientGitHubError } from "../issues";
+import { githubClient } from "../issues";
+import { isTransientGitHubError } from "../refs";
 import { type CommitChecks, type PullRequestFollowUps, pullRequestRef } from "./follow-up";
 
 // The follow-up port on GitHub's REST API (README › Follow-ups): a pull request's state, the

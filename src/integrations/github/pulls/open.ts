@@ -1,5 +1,5 @@
 import type { Octokit } from "octokit";
-import { statusOf } from "../issues";
+import { statusOf } from "../refs";
 
 // Opening the pull request: create, or update the open PR of the same branch (a retried step never
 // opens a second one). octokit's retry and throttling plugins handle 5xx and rate limits.

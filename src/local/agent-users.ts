@@ -1,13 +1,12 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { killAll, processesOfUid } from "../task/sandbox/processes";
 
 // The local launcher's agent users (README › Security): when the stack runs as root, each running
 // step gets a uid of its own from a small pool, so its agent cannot read the task's secrets in
-// /proc, and "every process of the agent's uid" is exactly that step's. A uid is taken with a lock
-// file created exclusively (several stacks on one machine share the pool safely) and given back
-// when the step's task has exited and every process of that uid is gone.
+// /proc, and "every process of the agent's uid" is exactly that step's. A uid is taken by binding
+// its name in the abstract socket namespace (several stacks on one machine share the pool safely)
+// and given back when the step's task has exited and every process of that uid is gone.
 
 /** The default pool: numeric uids without an account (none is needed), away from people's. */
 export const DEFAULT_AGENT_UIDS = "61000-61063";
@@ -56,38 +55,43 @@ function accountUids(): Set<number> {
 	}
 }
 
-function alive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (err) {
-		return (err as NodeJS.ErrnoException).code === "EPERM";
-	}
-}
-
 /** Kills every process of `uid` (what a step's agent left behind). */
 const killUid = (uid: number) => killAll(() => processesOfUid(uid), `processes of uid ${uid}`);
 
-export class AgentUidPool {
-	private readonly locks: string;
-	private readonly taken = new Set<number>();
+/**
+ * Binds `name` in Linux's abstract socket namespace: one holder on the machine, and the kernel
+ * releases it when the holder closes it or dies, so no stale lock outlives a crashed stack (a
+ * lock file does, and breaking a stale one races: two stacks could each take the same uid).
+ */
+function bind(name: string): Promise<Server | undefined> {
+	return new Promise((resolve, reject) => {
+		const server = createServer();
+		server.once("error", (err: NodeJS.ErrnoException) =>
+			err.code === "EADDRINUSE" ? resolve(undefined) : reject(err),
+		);
+		server.listen({ path: `\0${name}` }, () => resolve(server.unref()));
+	});
+}
 
+export class AgentUidPool {
+	private readonly taken = new Map<number, Server>();
+
+	/** `namespace` names the pool's locks: stacks with the same one share its uids. */
 	constructor(
 		readonly range: UidRange,
-		lockDir = path.join(os.tmpdir(), "lisa-agent-uids"),
-	) {
-		this.locks = lockDir;
-		mkdirSync(this.locks, { recursive: true, mode: 0o700 });
-	}
+		private readonly namespace = "lisa-agent-uid",
+	) {}
 
 	/** A free uid of the pool, now this process's; throws when every one is in use. */
 	async take(): Promise<number> {
 		const accounts = accountUids();
 		for (let uid = this.range.first; uid <= this.range.last; uid++) {
-			if (accounts.has(uid) || this.taken.has(uid) || !this.lock(uid)) continue;
+			if (accounts.has(uid) || this.taken.has(uid)) continue;
+			const lock = await bind(`${this.namespace}-${uid}`);
+			if (!lock) continue;
 			// A process of the uid outlived a stack that died holding it: it is an agent's leftover.
 			await killUid(uid);
-			this.taken.add(uid);
+			this.taken.set(uid, lock);
 			return uid;
 		}
 		throw new Error(
@@ -97,36 +101,15 @@ export class AgentUidPool {
 
 	/** Gives a uid back once its processes are gone. */
 	async give(uid: number): Promise<void> {
-		if (!this.taken.delete(uid)) return;
+		const lock = this.taken.get(uid);
+		if (!lock) return;
+		this.taken.delete(uid);
 		await killUid(uid);
-		rmSync(this.lockFile(uid), { force: true });
+		await new Promise((resolve) => lock.close(resolve));
 	}
 
 	/** Gives every uid back (the stack is stopping). */
 	async giveAll(): Promise<void> {
-		for (const uid of [...this.taken]) await this.give(uid);
-	}
-
-	private lockFile(uid: number): string {
-		return path.join(this.locks, String(uid));
-	}
-
-	/** Takes the uid's lock, or a stale one whose stack has died. */
-	private lock(uid: number): boolean {
-		const file = this.lockFile(uid);
-		for (let tries = 0; tries < 2; tries++) {
-			try {
-				const fd = openSync(file, "wx", 0o600);
-				writeSync(fd, String(process.pid));
-				closeSync(fd);
-				return true;
-			} catch (err) {
-				if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-			}
-			const owner = Number(readFileSync(file, "utf8").trim() || "0");
-			if (owner && alive(owner)) return false;
-			rmSync(file, { force: true });
-		}
-		return false;
+		for (const uid of [...this.taken.keys()]) await this.give(uid);
 	}
 }

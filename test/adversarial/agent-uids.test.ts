@@ -1,0 +1,102 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { AgentUidPool } from "../../src/local/agent-users";
+
+// The local pool of agent uids (README › Security) under stacks that race for it: a uid lent to
+// two running steps would let one step's agent read and rewrite the other's. Each "stack" here is
+// a process of its own taking every uid it can at the same moment as the others.
+
+const POOL_MODULE = pathToFileURL(
+	fileURLToPath(new URL("../../src/local/agent-users.ts", import.meta.url)),
+).href;
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+const RANGE = { first: 64000, last: 64007 };
+
+let dir: string;
+let script: string;
+const stacks: ChildProcess[] = [];
+beforeAll(async () => {
+	dir = await mkdtemp(path.join(os.tmpdir(), "lisa-agent-uids-"));
+	script = path.join(dir, "take.mts");
+	// Takes every uid it can once the clock reaches `startAt`, prints them, and holds them.
+	await writeFile(
+		script,
+		`import { AgentUidPool } from ${JSON.stringify(POOL_MODULE)};
+const [namespace, startAt] = process.argv.slice(2);
+const pool = new AgentUidPool(${JSON.stringify(RANGE)}, namespace);
+await new Promise((r) => setTimeout(r, Number(startAt) - Date.now()));
+const uids = [];
+for (;;) {
+	try { uids.push(await pool.take()); } catch { break; }
+}
+console.log(JSON.stringify(uids));
+setInterval(() => {}, 60_000);
+`,
+	);
+});
+afterEach(() => {
+	for (const s of stacks.splice(0)) s.kill("SIGKILL");
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const namespace = () => `lisa-test-uids-${process.pid}-${Date.now()}`;
+
+/** Starts `n` stacks that take at once; each resolves with the uids it holds. */
+function race(n: number, ns: string): { stack: ChildProcess; uids: Promise<number[]> }[] {
+	const startAt = Date.now() + 1500;
+	return Array.from({ length: n }, () => {
+		const stack = spawn(process.execPath, ["--import", TSX, script, ns, String(startAt)], {
+			stdio: ["ignore", "pipe", "inherit"],
+		});
+		stacks.push(stack);
+		const lines = createInterface({ input: stack.stdout as NodeJS.ReadableStream });
+		const uids = new Promise<number[]>((resolve, reject) => {
+			lines.once("line", (l) => resolve(JSON.parse(l) as number[]));
+			stack.once("exit", (code) => reject(new Error(`a stack exited with ${code}`)));
+		});
+		return { stack, uids };
+	});
+}
+
+const all = (held: number[][]) => held.flat().sort((a, b) => a - b);
+const everyUid = Array.from({ length: RANGE.last - RANGE.first + 1 }, (_, i) => RANGE.first + i);
+
+describe("the agent uid pool under racing stacks", () => {
+	it("lends each uid to one step at a time, across pools, never an account's", async () => {
+		const ns = namespace();
+		// 65534 is nobody's account on this machine: never lent.
+		const a = new AgentUidPool({ first: 65533, last: 65535 }, ns);
+		const b = new AgentUidPool({ first: 65533, last: 65535 }, ns);
+		const first = await a.take();
+		const second = await b.take();
+		expect([first, second].sort()).toEqual([65533, 65535]);
+		await expect(a.take()).rejects.toThrow(/every agent uid of 65533-65535 .* is in use/);
+		await b.give(second);
+		expect(await a.take()).toBe(second);
+		await a.giveAll();
+		await b.giveAll();
+	});
+
+	it("never lends a uid to two stacks taking at the same moment", async () => {
+		const held = await Promise.all(race(4, namespace()).map((s) => s.uids));
+		expect(all(held)).toEqual(everyUid);
+	});
+
+	it("frees the uids of a stack that died holding them, to exactly one of the stacks racing for them", async () => {
+		const ns = namespace();
+		const [holder] = race(1, ns);
+		const dead = await (holder as { uids: Promise<number[]> }).uids;
+		expect(dead).toEqual(everyUid);
+		const died = new Promise((r) => holder?.stack.once("exit", r));
+		holder?.stack.kill("SIGKILL");
+		await died;
+		const held = await Promise.all(race(4, ns).map((s) => s.uids));
+		expect(all(held)).toEqual(everyUid);
+	});
+});

@@ -9,7 +9,7 @@ import {
 } from "../doubles/agents/directives";
 import type { GitHubIssue } from "../doubles/github/server";
 import { issuesEvent, pullRequestClosedEvent } from "../doubles/github/webhook";
-import { createStackWorld, type StackWorld } from "../support/stack";
+import { createStackWorld, GITHUB_FOLLOWING_MERGES, type StackWorld } from "../support/stack";
 
 // Epics with GitHub Issues as the tracker (README › Epics): sub-issues with blocked-by
 // dependencies, and a task done only once its pull request merged (`source_config.merged` set).
@@ -19,18 +19,7 @@ const human = "ada";
 let w: StackWorld;
 
 beforeAll(async () => {
-	w = await createStackWorld({
-		source: "github",
-		config: ({ repo }) => `source: github
-source_config: {team: ${REPO}, label: lisa, pick_from: open, in_progress: in progress, done: in review, merged: merged}
-provider: claude
-limits: {max_attempts: 1}
-repos:
-  - name: api
-    url: ${repo.url}
-    slug: ${REPO}
-`,
-	});
+	w = await createStackWorld({ source: "github", config: GITHUB_FOLLOWING_MERGES });
 });
 afterAll(() => w.stop());
 
@@ -138,8 +127,8 @@ describe("epics with GitHub Issues", () => {
 		const run = await w.waitForRun(runId, undefined, WAIT);
 		expect(run.status).toBe("failed");
 		expect(run.error).toContain("the dependencies form a cycle: 01 → 02 → 01");
-		const prompts = (await w.agents.calls())
-			.filter((c) => c.cwd.includes(runId) && c.target === "epic_plan")
+		const prompts = (await w.agents.callsOf(runId))
+			.filter((c) => c.target === "epic_plan")
 			.map((c) => c.prompt.split("\n")[0]);
 		expect(prompts).toEqual([
 			expect.not.stringMatching(/^\[/),

@@ -6,7 +6,7 @@ import {
 	issuesEvent,
 	pullRequestClosedEvent,
 } from "../doubles/github/webhook";
-import { createStackWorld, type StackWorld } from "../support/stack";
+import { createStackWorld, GITHUB_FOLLOWING_MERGES, type StackWorld } from "../support/stack";
 import { GITHUB_WEBHOOK_SECRET } from "../support/world";
 
 // GitHub Issues as the source (status labels; pick_from "open"), and the merged-PR follow-up.
@@ -15,19 +15,7 @@ const REPO = "acme/api";
 let w: StackWorld;
 
 beforeAll(async () => {
-	w = await createStackWorld({
-		source: "github",
-		// The config's source_config line is replaced to add the merged state.
-		config: ({ repo }) => `source: github
-source_config: {team: ${REPO}, label: lisa, pick_from: open, in_progress: in progress, done: in review, merged: merged}
-provider: claude
-limits: {max_attempts: 1}
-repos:
-  - name: api
-    url: ${repo.url}
-    slug: ${REPO}
-`,
-	});
+	w = await createStackWorld({ source: "github", config: GITHUB_FOLLOWING_MERGES });
 });
 afterAll(() => w.stop());
 

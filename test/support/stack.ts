@@ -36,6 +36,19 @@ export interface StackOptions {
 	startStack?: boolean;
 }
 
+/** GitHub Issues as the tracker of `acme/api`, following merges (`merged: merged`), one attempt. */
+export const GITHUB_FOLLOWING_MERGES: NonNullable<StackOptions["config"]> = ({
+	repo,
+}) => `source: github
+source_config: {team: acme/api, label: lisa, pick_from: open, in_progress: in progress, done: in review, merged: merged}
+provider: claude
+limits: {max_attempts: 1}
+repos:
+  - name: api
+    url: ${repo.url}
+    slug: acme/api
+`;
+
 const parts = (opts: StackOptions) =>
 	({
 		name: "e2e",

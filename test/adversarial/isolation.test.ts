@@ -46,7 +46,7 @@ ls ${dataDir}/workspaces > /dev/null 2>&1 && echo "listed the workspaces" >> ${p
 		);
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
-		const [call] = (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
+		const [call] = await w.agents.callsOf(runId);
 		expect(call?.uid).toBeGreaterThanOrEqual(FIRST);
 		expect(call?.uid).toBeLessThanOrEqual(LAST);
 		expect(call?.gid).toBe(call?.uid);

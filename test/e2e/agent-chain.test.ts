@@ -27,7 +27,7 @@ describe("fallback and supervision on the local stack", () => {
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		expect(run.steps[0]).toMatchObject({ status: "succeeded", attempt: 1, provider: "gemini" });
-		const calls = (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude", "gemini"]);
 		const { body } = await w.api<Events>(`/api/runs/${runId}/events`);
 		const types = body.events.map((e) => e.type);
@@ -63,7 +63,7 @@ describe("fallback and supervision on the local stack", () => {
 			status: "failed",
 			error: "claude exited with code 2: TypeError: Cannot read properties of undefined",
 		});
-		const calls = (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude"]);
 	});
 });

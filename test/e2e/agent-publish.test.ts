@@ -67,7 +67,7 @@ describe("publishing with a token", () => {
 		expect(server.requests.some((r) => r.url.includes(DEFAULT_GITHUB_TOKEN))).toBe(false);
 
 		// Not in the agent's environment…
-		const call = (await w.agents.calls()).find((c) => c.cwd.includes(runId));
+		const [call] = await w.agents.callsOf(runId);
 		expect(call?.env).not.toContain("GITHUB_TOKEN");
 		expect(JSON.stringify(call?.envValues)).not.toContain(DEFAULT_GITHUB_TOKEN);
 		// …nor the run's events (where the agent's own key shows redacted)…
@@ -96,7 +96,7 @@ describe("publishing with a token", () => {
 		const runId = await w.startRun("Fix the status", "lisa-fake: broken-until-retry");
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
-		const calls = (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(2);
 		expect(calls[1]?.prompt.split("\n")[0]).toBe("[RETRY - MUST COMPLETE]");
 		expect(calls[1]?.prompt).toContain("status is broken, expected ok");

@@ -44,8 +44,6 @@ async function startEpic(title: string, description: string) {
 }
 const events = async (runId: string) =>
 	(await w.api<{ events: Event[] }>(`/api/runs/${runId}/events?limit=500`)).body.events;
-const callsOf = async (runId: string) =>
-	(await w.agents.calls()).filter((c) => c.cwd.includes(runId));
 const subIssues = (epicId: string) => w.linear.state.issues.filter((i) => i.parentId === epicId);
 const progressComments = (issueId: string) =>
 	w.linear.state.comments.filter((c) => c.issueId === issueId && c.body.includes("tasks done"));
@@ -61,7 +59,7 @@ describe("epics with Linear", () => {
 		]);
 
 		// Each phase ran in a fresh agent context over the checkouts, not implementing.
-		const phases = await callsOf(runId);
+		const phases = await w.agents.callsOf(runId);
 		expect(phases.map((c) => c.target)).toEqual(["research", "epic_plan"]);
 		expect(phases[1]?.prompt).toContain("## Relevant Files");
 
@@ -111,7 +109,7 @@ describe("epics with Linear", () => {
 
 		// Task 04's agent was told what 02 and 03 did, and nothing of 01.
 		const d = epic.tasks.find((x) => x.id === "04")?.runId as string;
-		const [dCall] = await callsOf(d);
+		const [dCall] = await w.agents.callsOf(d);
 		expect(dCall?.prompt).toContain("## Tasks this one builds on");
 		expect(dCall?.prompt).toContain('Task 02 "Serve reports"');
 		expect(dCall?.prompt).toContain('Task 03 "Show reports"');
@@ -130,7 +128,7 @@ describe("epics with Linear", () => {
 		const run = await w.waitForRun(runId, undefined, WAIT);
 		expect(run.status).toBe("failed");
 		expect(run.error).toContain("the dependencies form a cycle: 01 → 02 → 01");
-		const prompts = (await callsOf(runId))
+		const prompts = (await w.agents.callsOf(runId))
 			.filter((c) => c.target === "epic_plan")
 			.map((c) => c.prompt);
 		expect(prompts).toHaveLength(3);

@@ -117,8 +117,6 @@ async function roundDone(
 }
 
 /** The agent calls a run made (its workspace is named after it). */
-const callsOf = async (w: StackWorld, runId: string) =>
-	(await w.agents.calls()).filter((c) => c.cwd.includes(runId));
 
 /** The fenced block of the prompt labelled `untrusted-<label>` that holds `text`. */
 const fencedWith = (label: string, text: string) =>
@@ -217,7 +215,7 @@ describe("follow-up rounds on GitHub", () => {
 		);
 
 		// The agent was asked about each thread, fenced as data.
-		const [call, ...more] = await callsOf(w, round.runId);
+		const [call, ...more] = await w.agents.callsOf(round.runId);
 		expect(more).toEqual([]);
 		expect(call?.prompt).toContain(`${ROUND_PHRASE} ${pr.html_url}`);
 		for (const c of first.comments) {
@@ -314,7 +312,7 @@ describe("follow-up rounds on GitHub", () => {
 			expect.objectContaining({ runId: round.runId, trigger: "mention", status: "succeeded" }),
 		]);
 		expect(round).toMatchObject({ parentRunId: runId, trigger: "mention", status: "succeeded" });
-		const [call, ...more] = await callsOf(w, round.runId);
+		const [call, ...more] = await w.agents.callsOf(round.runId);
 		expect(more).toEqual([]);
 		expect(call?.prompt).toContain(`${ROUND_PHRASE} ${pr.html_url}`);
 		expect(call?.prompt).toMatch(fencedWith("instruction", instruction));
@@ -469,7 +467,7 @@ describe("follow-up rounds in a Linear agent session", () => {
 		const run = await w.waitForRun(runId);
 		expect(run.status).toBe("succeeded");
 		const [pr] = run.prUrls;
-		const [firstCall] = await callsOf(w, runId);
+		const [firstCall] = await w.agents.callsOf(runId);
 		expect(firstCall?.prompt).toMatch(fencedWith("request", mention));
 		const before = activities(session).length;
 
@@ -497,7 +495,7 @@ describe("follow-up rounds in a Linear agent session", () => {
 			agentSessionId: session.id,
 			round: { number: 1, prUrl: pr },
 		});
-		const [call, ...more] = await callsOf(w, round.runId);
+		const [call, ...more] = await w.agents.callsOf(round.runId);
 		expect(more).toEqual([]);
 		expect(call?.prompt).toContain(`${ROUND_PHRASE} ${pr}`);
 		expect(call?.prompt).toMatch(fencedWith("instruction", message));

@@ -111,7 +111,7 @@ describe("CI failures on Lisa's pull requests", () => {
 		expect(after.body).toBe(pull.body);
 		expect(w.github.pulls(REPO).filter((p) => p.body?.includes(run.id))).toHaveLength(1);
 		// The failing check reached the agent's prompt as untrusted data.
-		const prompt = (await w.agents.calls()).filter((c) => c.cwd.includes(round.id)).at(-1)?.prompt;
+		const prompt = (await w.agents.callsOf(round.id)).at(-1)?.prompt;
 		expect(prompt).toContain("expected 0 to be NaN");
 		expect(prompt).toMatch(/```untrusted-/);
 		// One comment on the PR for the round, one line on the issue; the issue stays in review.
@@ -190,7 +190,7 @@ describe("CI failures on Lisa's pull requests", () => {
 		const parent = await parentWhen(run.id, roundsDone(1));
 		const round = await w.waitForRun(followUps(parent)[0]?.runId as string);
 		expect(round.status).toBe("succeeded");
-		const prompt = (await w.agents.calls()).filter((c) => c.cwd.includes(round.id)).at(-1)?.prompt;
+		const prompt = (await w.agents.callsOf(round.id)).at(-1)?.prompt;
 		expect(prompt).toContain("expected 1 to be 2");
 		expect(prompt).toContain("no-unused-vars");
 		expect(followUps(await w.waitForRun(run.id))).toHaveLength(1);

@@ -31,8 +31,6 @@ async function start(title: string, description: string) {
 }
 const events = async (runId: string) =>
 	(await w.api<{ events: Event[] }>(`/api/runs/${runId}/events?limit=500`)).body.events;
-const callsOf = async (runId: string) =>
-	(await w.agents.calls()).filter((c) => c.cwd.includes(runId));
 const prOf = (repo: string, branch: string) =>
 	w.github.pulls(`acme/${repo}`).find((p) => p.head.ref === branch);
 const commentsOf = (issueId: string) =>
@@ -70,7 +68,7 @@ describe("multi-repo runs", () => {
 		expect(await branches(w.repos.docs?.path as string)).toEqual(["main"]); // not in the plan
 
 		// The agent planned first, then implemented api, then web, told of api's branch and PR.
-		const calls = await callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.target)).toEqual(["plan", "api", "web"]);
 		const [planning, first, second] = calls;
 		expect(planning?.prompt).toContain("Do NOT implement anything");
@@ -138,7 +136,7 @@ describe("multi-repo runs", () => {
 		expect(run.plan).toBeUndefined();
 		expect(run.steps).toEqual([expect.objectContaining({ kind: "plan", status: "failed" })]);
 
-		const calls = await callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.target)).toEqual(["plan", "plan"]);
 		expect(calls[1]?.prompt).toContain(`- ${unknown}`);
 		const verdicts = (await events(runId)).filter((e) => e.type === "plan.invalid");
@@ -171,7 +169,7 @@ describe("multi-repo runs", () => {
 		expect(run.error).toBe(
 			"step 1 (api) failed: claude exited with code 3: fatal: the api build is on fire\nNo step succeeded.\nCancelled: step 2 (web)",
 		);
-		expect((await callsOf(runId)).map((c) => c.target)).toEqual(["plan", "api"]);
+		expect((await w.agents.callsOf(runId)).map((c) => c.target)).toEqual(["plan", "api"]);
 		expect(w.github.pulls("acme/web").filter((p) => p.head.ref.includes("break-the-api"))).toEqual(
 			[],
 		);
@@ -199,7 +197,7 @@ describe("multi-repo runs", () => {
 			`step 2 (api) failed: the agent finished without committing any change\nSucceeded: step 1 (docs) ${docs?.html_url}\nCancelled: step 3 (web)`,
 		);
 		// api's agent ran three times (the gate's retries), web's never.
-		expect((await callsOf(runId)).map((c) => c.target)).toEqual([
+		expect((await w.agents.callsOf(runId)).map((c) => c.target)).toEqual([
 			"plan",
 			"docs",
 			"api",
@@ -233,7 +231,7 @@ describe("multi-repo runs", () => {
 		expect(related(api?.body)).toContain(`- web: ${web?.html_url}`);
 		expect(related(web?.body)).toContain(`- api: ${api?.html_url}`);
 		// Neither was told of the other: they share an order.
-		for (const call of (await callsOf(runId)).filter((c) => c.target !== "plan"))
+		for (const call of (await w.agents.callsOf(runId)).filter((c) => c.target !== "plan"))
 			expect(call.prompt).not.toContain("## Previous steps");
 	});
 
@@ -288,6 +286,6 @@ describe("multi-repo runs", () => {
 		expect(run.steps).toHaveLength(1);
 		const rejected = (await events(runId)).find((e) => e.type === "plan.rejected");
 		expect(rejected?.message).toBe(reason);
-		expect(await callsOf(runId)).toEqual([]);
+		expect(await w.agents.callsOf(runId)).toEqual([]);
 	});
 });

@@ -76,9 +76,9 @@ describe("webhook → pull request, on the local stack", () => {
 		expect(comments[1]?.body).toContain(run.links.dashboard);
 
 		// The agent ran with its documented argv, without CLAUDECODE and without Lisa's secrets.
-		const calls = await w.agents.calls();
-		expect(calls.filter((c) => c.cwd.includes(runId))).toHaveLength(1);
-		const call = calls.find((c) => c.cwd.includes(runId));
+		const calls = await w.agents.callsOf(runId);
+		expect(calls).toHaveLength(1);
+		const [call] = calls;
 		expect(call?.cli).toBe("claude");
 		expect(call?.argv.slice(0, 2)).toEqual(["-p", "--dangerously-skip-permissions"]);
 		expect(call?.claudecode).toBeNull();

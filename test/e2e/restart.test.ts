@@ -38,7 +38,7 @@ describe("(e) the local stack dies mid-run", () => {
 			expect(run.steps[0]?.attempt).toBe(2);
 			expect(run.steps[0]?.taskId).not.toBe(orphanTask);
 			// The orphaned first attempt was stopped: one agent call per attempt, one PR.
-			const calls = (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
+			const calls = await w.agents.callsOf(runId);
 			expect(calls).toHaveLength(2);
 			expect(w.github.pulls("acme/api")).toHaveLength(1);
 			expect(w.linear.stateName(issue)).toBe("In Review");

@@ -22,7 +22,7 @@ import { storeAndQueue } from "../../src/runtime/aws";
 import type { RunEvent } from "../../src/store";
 import type { DynamoStore } from "../../src/store/dynamo";
 import { runStep } from "../../src/task/attempt/step";
-import type { FakeAgentCall, FakeAgents } from "../doubles/agents/install";
+import type { FakeAgents } from "../doubles/agents/install";
 import type { GitHubDouble } from "../doubles/github/server";
 import type { BareRepo } from "./git";
 import { ANTHROPIC_KEY, createWorld, LOG_LEVEL } from "./world";
@@ -46,8 +46,6 @@ export interface TaskWorld {
 	repos: Record<string, BareRepo>;
 	github: GitHubDouble;
 	agents: FakeAgents;
-	/** The fake agents' calls in the run's workspace. */
-	callsOf(runId: string): Promise<FakeAgentCall[]>;
 	store: DynamoStore;
 	/** Where the embedded store and queues are (what a launcher hands a task). */
 	settings: Settings;
@@ -122,9 +120,6 @@ export async function createTaskWorld(
 		repos,
 		github,
 		agents: w.agents,
-		async callsOf(runId) {
-			return (await w.agents.calls()).filter((c) => c.cwd.includes(runId));
-		},
 		store,
 		settings: w.aws.settings,
 		env,

@@ -238,7 +238,7 @@ describe("between agent runs", () => {
 		expect(report).toMatchObject(stoppedAt(5.1, 5));
 		expect(report?.error).toBe(stopText("$5.10", "$5.00"));
 		// One run: validation failed, and the retry was never started.
-		expect((await w.callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
+		expect((await w.agents.callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
 		expect(report?.usage?.runs).toMatchObject([{ ok: true, usage: { costUsd: 0.5 } }]);
 		const types = (await w.events(runId)).map((e) => e.type);
 		expect(types).toContain("validation.failed");
@@ -250,7 +250,7 @@ describe("between agent runs", () => {
 		const runId = await budgeted({ title: "Already spent" }, "", { limitUsd: 5, spentUsd: 5 });
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject(stoppedAt(5, 5));
-		expect(await w.callsOf(runId)).toEqual([]);
+		expect(await w.agents.callsOf(runId)).toEqual([]);
 		expect(report?.usage).toBeUndefined();
 	});
 
@@ -264,7 +264,7 @@ describe("between agent runs", () => {
 		);
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject(stoppedAt(4 + priced, 5));
-		expect((await w.callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
+		expect((await w.agents.callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
 	});
 
 	it("without a budget on the step (an older run), watches nothing", async () => {

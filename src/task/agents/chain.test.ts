@@ -27,7 +27,7 @@ describe("fallback chain", () => {
 		);
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "gemini:gemini-2.5-pro" });
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude", "gemini"]);
 		expect(calls[1]?.argv).toEqual([
 			"--skip-trust",
@@ -63,7 +63,7 @@ describe("fallback chain", () => {
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "failed", transient: false });
 		expect(report?.error).toBe("claude exited with code 3: SyntaxError: Unexpected token");
-		expect((await w.callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
+		expect((await w.agents.callsOf(runId)).map((c) => c.cli)).toEqual(["claude"]);
 	});
 
 	it("skips a provider that is not installed, and reports a chain that ran out as transient", async () => {
@@ -104,7 +104,7 @@ describe("fallback chain", () => {
 		// Up to the prompt: after `--`, or gemini's `--prompt=`.
 		const flags = (argv: string[]) =>
 			argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv.slice(0, -1);
-		const argv = (await w.callsOf(runId)).map((c) => [c.cli, ...flags(c.argv)]);
+		const argv = (await w.agents.callsOf(runId)).map((c) => [c.cli, ...flags(c.argv)]);
 		expect(argv).toEqual([
 			[
 				"claude",
@@ -190,7 +190,7 @@ describe("supervision", () => {
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "failed", transient: false });
 		expect(report?.error).toBe("step timed out after 0.05 minutes");
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.cli)).toEqual(["claude"]);
 		await expect.poll(() => isRunning(calls[0]?.pid as number), { timeout: 15_000 }).toBe(false);
 	});
@@ -202,7 +202,7 @@ describe("providers", () => {
 		const runId = await w.newRun({ title: "Long prompt", description: long });
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded" });
-		const [call] = await w.callsOf(runId);
+		const [call] = await w.agents.callsOf(runId);
 		expect(call?.promptFile).toMatch(/scratch\/prompt-claude-\d+\.md$/);
 		expect(Buffer.byteLength(call?.argv.at(-1) ?? "")).toBeLessThan(1000);
 		expect(call?.prompt).toContain(long);
@@ -218,7 +218,7 @@ describe("providers", () => {
 		const runId = await w.newRun({ title: "Native worktree" }, "    native_worktree: true\n");
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "claude" });
-		const [call] = await w.callsOf(runId);
+		const [call] = await w.agents.callsOf(runId);
 		const name = call?.argv[call.argv.indexOf("--worktree") + 1];
 		expect(name).toMatch(/^lisa-feat-eng-\d+-native-worktree$/);
 		expect(call?.cwd).toBe(path.join(w.workspace(runId), "repo"));
@@ -244,7 +244,7 @@ describe("secrets", () => {
 			description: "lisa-fake: print-env=ANTHROPIC_API_KEY\nlisa-fake: sleep=1",
 		});
 		expect(await w.runTask(runId)).toMatchObject({ outcome: "succeeded" });
-		const [call] = await w.callsOf(runId);
+		const [call] = await w.agents.callsOf(runId);
 		expect(call?.env).toContain("ANTHROPIC_API_KEY");
 		expect(call?.env).not.toContain("GITHUB_TOKEN");
 		expect(call?.env).not.toContain("LINEAR_API_KEY");

@@ -36,12 +36,14 @@ describe("a superseded attempt", () => {
 	it("stops its agent when a heartbeat is refused, and pushes and reports nothing", async () => {
 		const runId = await w.newRun({ title: "Taken over", description: "lisa-fake: sleep=120" });
 		const task = w.runTask(runId);
-		await expect.poll(async () => (await w.callsOf(runId)).length, { timeout: 60_000 }).toBe(1);
+		await expect
+			.poll(async () => (await w.agents.callsOf(runId)).length, { timeout: 60_000 })
+			.toBe(1);
 		// The pipeline gives the step to a new attempt; the task's next heartbeat (≤ 10 s) is refused.
 		await w.nextAttempt(runId);
 		expect(await task).toBeUndefined();
 		await expectNothingPublished(runId);
-		const [call] = await w.callsOf(runId);
+		const [call] = await w.agents.callsOf(runId);
 		expect(isRunning(call?.pid as number)).toBe(false);
 	}, 90_000);
 

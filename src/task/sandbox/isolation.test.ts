@@ -97,7 +97,7 @@ describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 		expect(w.github.pulls("acme/api").some((p) => p.head.ref === branch)).toBe(true);
 
 		// Everything the agent could influence ran as its user, with its HOME.
-		const [call] = await w.callsOf(runId);
+		const [call] = await w.agents.callsOf(runId);
 		expect({ uid: call?.uid, gid: call?.gid, home: call?.envValues.HOME }).toEqual({
 			uid: AGENT,
 			gid: AGENT,

@@ -28,7 +28,7 @@ describe("validation and retries", () => {
 		);
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded", provider: "claude" });
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(2);
 		expect(calls[0]?.prompt).not.toContain("[RETRY");
 		const retry = calls[1]?.prompt ?? "";
@@ -58,7 +58,7 @@ describe("validation and retries", () => {
 		);
 		const next = await w.newRun({ title: "Another change" });
 		expect(await w.runTask(next)).toMatchObject({ outcome: "succeeded" });
-		const [later] = await w.callsOf(next);
+		const [later] = await w.agents.callsOf(next);
 		expect(later?.prompt).toContain("## Guardrails — avoid these known pitfalls");
 		expect(later?.prompt).toMatch(
 			/```untrusted-guardrails\n- \d{4}-\d\d-\d\d ENG-\d+ \(claude\), validation: the validate command/,
@@ -75,7 +75,7 @@ describe("validation and retries", () => {
 		expect(report?.error).toMatch(
 			/^the validate command `test -f LISA_CHANGE.md` failed with exit code 1/,
 		);
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(2);
 		expect(calls[1]?.prompt.startsWith(`${FINAL_HEADER}\n`)).toBe(true);
 		expect((await w.run(runId)).steps[0]?.validation).toMatchObject({
@@ -93,7 +93,7 @@ describe("validation and retries", () => {
 		);
 		expect(await w.runTask(runId)).toMatchObject({ outcome: "succeeded" });
 		expect(await readFile(path.join(w.workspace(runId), "setup.log"), "utf8")).toBe("ran\n");
-		expect(await w.callsOf(runId)).toHaveLength(2);
+		expect(await w.agents.callsOf(runId)).toHaveLength(2);
 
 		const broken = await w.newRun(
 			{ title: "Broken setup" },
@@ -104,7 +104,7 @@ describe("validation and retries", () => {
 		expect(report?.error).toBe(
 			"the setup command `echo no network >&2; exit 7` failed with exit code 7: no network",
 		);
-		expect(await w.callsOf(broken)).toHaveLength(0);
+		expect(await w.agents.callsOf(broken)).toHaveLength(0);
 	});
 
 	it("keeps what setup starts for the validate commands, and stops it when the step ends", async () => {
@@ -157,7 +157,7 @@ describe("guardrails", () => {
 		// What the next run is told: the team's command, but nothing the agent or its work printed.
 		const next = await w.newRun({ title: "After the crafted ones" });
 		await w.runTask(next);
-		const [call] = await w.callsOf(next);
+		const [call] = await w.agents.callsOf(next);
 		const section = call?.prompt.split("```untrusted-guardrails\n")[1]?.split("\n```")[0] ?? "";
 		expect(section).toContain("claude exited with code 3");
 		expect(section.replaceAll(`echo "${injected}"`, "")).not.toContain(injected);
@@ -176,7 +176,7 @@ describe("guardrails", () => {
 		await guard(29, "a lesson from 29 days ago");
 		const runId = await w.newRun({ title: "Fresh lessons only" });
 		await w.runTask(runId);
-		const [call] = await w.callsOf(runId);
+		const [call] = await w.agents.callsOf(runId);
 		expect(call?.prompt).toContain("a lesson from 29 days ago");
 		expect(call?.prompt).not.toContain("a lesson from 45 days ago");
 	});
@@ -226,7 +226,7 @@ describe("publishing gates", () => {
 		const runId = await w.newRun({ title: "Lazy then done", description: "lisa-fake: no-commit" });
 		const report = await w.runTask(runId);
 		expect(report?.error).toBe("the agent finished without committing any change");
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.prompt.split("\n")[0])).toEqual([
 			expect.stringMatching(/^You are an autonomous/),
 			RETRY_HEADER,

@@ -49,7 +49,7 @@ describe("the research phase", () => {
 		);
 		expect((await w.run(runId)).steps[0]?.report?.research).toEqual(report?.research);
 
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(1);
 		const dir = path.join(w.workspace(runId), "plan");
 		expect(calls[0]).toMatchObject({ target: "research", cwd: dir });
@@ -74,7 +74,7 @@ describe("the research phase", () => {
 		const runId = await research(researchDirective(researchText(["Existing Patterns"]), "first"));
 		const report = await w.runTask(runId);
 		expect(report?.outcome).toBe("succeeded");
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(2);
 		expect(calls[1]?.prompt.startsWith("[RETRY - MUST COMPLETE]\n")).toBe(true);
 		expect(calls[1]?.prompt).toContain(
@@ -99,7 +99,7 @@ describe("the research phase", () => {
 		expect(report?.error).toBe(
 			"the research phase was incomplete after 3 attempts: research.md has no `## Dependencies` section; research.md has no `## Recommendations` section",
 		);
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls.map((c) => c.prompt.split("\n")[0])).toEqual([
 			expect.stringMatching(/^You are researching/),
 			"[RETRY - MUST COMPLETE]",
@@ -119,7 +119,7 @@ describe("the research phase", () => {
 			research: { needsSpec: ["Which formats?", "Is [redacted] the key to use?"] },
 		});
 		expect(report?.research?.text).not.toContain(ANTHROPIC_KEY);
-		expect(await w.callsOf(runId)).toHaveLength(1);
+		expect(await w.agents.callsOf(runId)).toHaveLength(1);
 	});
 
 	it("refuses a 10 MB research.md without reading it", async () => {
@@ -150,7 +150,7 @@ describe("the plan phase", () => {
 		expect(report?.epicPlan?.tasks[3]?.body).toBe(files["tasks/04-task-04.md"]);
 		expect((await w.run(runId)).steps[1]?.report?.epicPlan).toEqual(report?.epicPlan);
 
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(1);
 		const dir = path.join(w.workspace(runId), "plan");
 		expect(calls[0]).toMatchObject({ target: "epic_plan", cwd: dir });
@@ -170,7 +170,7 @@ describe("the plan phase", () => {
 		);
 		const report = await w.runTask(runId);
 		expect(report?.epicPlan?.tasks.map((t) => t.repo)).toEqual(["api", "web"]);
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls[1]?.prompt).toContain(
 			'- tasks/01-task-01.md names repository "mobile", which is not configured: name one of api, web',
 		);
@@ -189,7 +189,7 @@ describe("the plan phase", () => {
 		expect(report?.error).toBe(
 			"the plan phase was incomplete after 3 attempts: the dependencies form a cycle: 01 → 03 → 02 → 01",
 		);
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(3);
 		expect(calls[1]?.prompt).toContain("- the dependencies form a cycle: 01 → 03 → 02 → 01");
 		expect(calls[2]?.prompt.startsWith("[FINAL ATTEMPT]\n")).toBe(true);
@@ -249,6 +249,6 @@ describe("the plan phase", () => {
 			transient: false,
 			error: "the epic has no research to plan from: its research step has not succeeded",
 		});
-		expect(await w.callsOf(runId)).toEqual([]);
+		expect(await w.agents.callsOf(runId)).toEqual([]);
 	});
 });

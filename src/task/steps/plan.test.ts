@@ -43,7 +43,7 @@ describe("planning step", () => {
 		expect((await w.run(runId)).steps[0]?.report?.plan).toEqual(expected);
 
 		// One agent run, in the planning directory, with the planning-only prompt.
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(1);
 		const dir = path.join(w.workspace(runId), "plan");
 		expect(calls[0]).toMatchObject({ cli: "claude", target: "plan", cwd: dir });
@@ -92,7 +92,7 @@ describe("planning step", () => {
 			outcome: "succeeded",
 			plan: { steps: [{ repo: "web", scope: "Only the UI", order: 1 }] },
 		});
-		const calls = await w.callsOf(runId);
+		const calls = await w.agents.callsOf(runId);
 		expect(calls).toHaveLength(2);
 		expect(calls[0]?.prompt).not.toContain("[PLAN RETRY]");
 		expect(calls[1]?.prompt.startsWith("[PLAN RETRY]")).toBe(true);
@@ -137,7 +137,7 @@ describe("planning step", () => {
 			'the planning agent wrote an invalid plan 2 times: try 1: steps.0.repo: "mobile" is not a configured repo (api, web) | try 2: steps.1.repo: "api" appears more than once; orders must be contiguous from 1: found 1, 3 (missing 2)',
 		);
 		expect(report?.plan).toBeUndefined();
-		expect(await w.callsOf(runId)).toHaveLength(2);
+		expect(await w.agents.callsOf(runId)).toHaveLength(2);
 		// A plan is about no single repository: no guardrail is learnt from it.
 		expect(await w.store.guardrails("*")).toEqual([]);
 	});

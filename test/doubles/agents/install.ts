@@ -51,6 +51,8 @@ export interface FakeAgents {
 	bin: string;
 	log: string;
 	calls(): Promise<FakeAgentCall[]>;
+	/** The calls made in the workspaces of `runId` (its steps' directories name it). */
+	callsOf(runId: string): Promise<FakeAgentCall[]>;
 	/** Agents that hung, with the pid of the child each started. */
 	hangs(): Promise<{ cli: string; hang: { pid: number; child: number } }[]>;
 	scans(): Promise<SecretScan[]>;
@@ -93,10 +95,13 @@ export async function installFakeAgents(
 			.split("\n")
 			.filter(Boolean)
 			.map((l) => JSON.parse(l) as Record<string, unknown>);
+	const calls = async () =>
+		(await entries()).filter((e) => "argv" in e) as unknown as FakeAgentCall[];
 	return {
 		bin,
 		log,
-		calls: async () => (await entries()).filter((e) => "argv" in e) as unknown as FakeAgentCall[],
+		calls,
+		callsOf: async (runId) => (await calls()).filter((c) => c.cwd.includes(runId)),
 		hangs: async () =>
 			(await entries()).filter((e) => "hang" in e) as unknown as Awaited<
 				ReturnType<FakeAgents["hangs"]>

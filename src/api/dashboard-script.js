@@ -153,9 +153,8 @@ export function dashboardMain() {
 		ACTIVE.includes(r.status)
 			? Math.max(0, (Date.now() - Date.parse(r.createdAt)) / 1000)
 			: r.durationSeconds;
-	/** "$1.84", "$0.0123" under a dollar (src/domain/cost.ts `usd`). */
-	const money = (/** @type {number} */ v) =>
-		v >= 1 || v === 0 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
+	/** Money one way, in cents: "$1.84", "$0.76", "<$0.01" (src/domain/cost.ts `usd`). */
+	const money = (/** @type {number} */ v) => (v > 0 && v < 0.005 ? "<$0.01" : `$${v.toFixed(2)}`);
 	/** The tokens a cost counts, all kinds. @param {Cost} c */
 	const tokensOf = (c) =>
 		c.tokens.input + c.tokens.output + c.tokens.cacheRead + c.tokens.cacheWrite;
@@ -210,6 +209,7 @@ export function dashboardMain() {
 		signedOut.abort();
 		localStorage.removeItem("lisaToken");
 		login.hidden = false;
+		$("refused").hidden = false;
 		view.replaceChildren();
 		statsBar.replaceChildren();
 		return new Unauthorized("unauthorized");
@@ -247,6 +247,7 @@ export function dashboardMain() {
 		e.preventDefault();
 		localStorage.setItem("lisaToken", /** @type {HTMLInputElement} */ ($("token")).value.trim());
 		login.hidden = true;
+		$("refused").hidden = true;
 		start();
 	});
 
@@ -375,7 +376,9 @@ export function dashboardMain() {
 							fill: se.bar ? se.color : undefined,
 							width: se.bar ? 0 : 2,
 							spanGaps: true,
-							...(se.bar && bars ? { paths: bars, points: { show: false } } : {}),
+							// A day's point is drawn as a dot too: a lone day (a new install) has no line.
+							points: se.bar ? { show: false } : { show: true, size: 9, fill: se.color },
+							...(se.bar && bars ? { paths: bars } : {}),
 							value: (
 								/** @type {unknown} */ _u,
 								/** @type {number | null} */ _v,
@@ -483,6 +486,30 @@ export function dashboardMain() {
 		repo.addEventListener("change", apply);
 		return el("div", { class: "filters" }, status, repo);
 	}
+	/**
+	 * What an empty list says: that the filters match nothing, or how a first run starts.
+	 * @param {URLSearchParams} q The list's query
+	 * @returns {Kid[]}
+	 */
+	function emptyList(q) {
+		if (q.get("status") || q.get("repo")) return ["No runs match these filters."];
+		const hook = (/** @type {string} */ t) => el("code", null, `${location.origin}/webhooks/${t}`);
+		return [
+			"No runs yet. To start one, label an issue for Lisa in your tracker, whose webhook points at ",
+			hook("linear"),
+			", ",
+			hook("trello"),
+			" or ",
+			hook("github"),
+			"; without a public URL, ",
+			el("code", null, "npx lisa run"),
+			" works through the labelled issues; ",
+			el("code", null, "npx lisa plan"),
+			" starts an epic. ",
+			el("code", null, "npm run demo"),
+			" shows three runs without any account (README › Quick start).",
+		];
+	}
 	async function list() {
 		const q = new URLSearchParams(location.search);
 		q.delete("wall");
@@ -556,7 +583,7 @@ export function dashboardMain() {
 			...rows,
 		);
 		if (!runs.length)
-			table.append(el("tr", null, el("td", { colspan: "11", class: "muted" }, "No runs yet.")));
+			table.append(el("tr", null, el("td", { colspan: "11", class: "muted" }, ...emptyList(q))));
 		// An answer again: a failure shown before is over.
 		found("failure")?.remove();
 		const shownTable = found("runs");

@@ -92,6 +92,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <main>
   <form id="login" hidden>
     <p>Paste an API token: the read-only token is enough to watch (<code>npm start</code> prints both; in AWS they are the <code>ReadToken</code> and <code>ApiToken</code> secrets).</p>
+    <p id="refused" class="error" hidden>That token was refused (401): it is not one of this Lisa's tokens. Paste its API token or read token.</p>
     <input id="token" type="password" size="44" autocomplete="off"> <button>Open</button>
   </form>
   <section id="stats"></section>

@@ -22,7 +22,10 @@ describe("where the CLI finds Lisa", () => {
 
 	it("the token: --token, LISA_API_TOKEN, LISA_READ_TOKEN, then the local token file", () => {
 		const env = { LISA_DATA_DIR: dir };
-		expect(resolveConnection({}, env).token).toBeUndefined();
+		expect(resolveConnection({}, env)).toEqual({
+			url: "http://127.0.0.1:8787",
+			lookedAt: ["--token", "LISA_API_TOKEN", "LISA_READ_TOKEN", path.join(dir, "api-token")],
+		});
 		writeFileSync(path.join(dir, "api-token"), "lisa_from_file\n");
 		expect(resolveConnection({}, env)).toMatchObject({
 			token: "lisa_from_file",
@@ -43,14 +46,30 @@ describe("where the CLI finds Lisa", () => {
 });
 
 describe("what the CLI says when the API refuses", () => {
-	const conn = { url: "http://l", token: "lisa_secret", tokenFrom: "LISA_API_TOKEN" };
+	const lookedAt = ["--token", "LISA_API_TOKEN", "LISA_READ_TOKEN", "/d/api-token"];
+	const conn = { url: "http://l", token: "lisa_secret", tokenFrom: "LISA_API_TOKEN", lookedAt };
 
-	it("401 names where the token came from, never the token", () => {
-		const err = refused(401, { error: "invalid bearer token" }, conn);
-		expect(err.message).toMatch(
-			/^the token was refused \(token from LISA_API_TOKEN; Lisa said: invalid bearer token\)/,
+	it("401 names where the token came from and what to set, never the token", () => {
+		const said = { error: "invalid bearer token" };
+		const err = refused(401, said, conn);
+		expect(err.message).toBe(
+			"Lisa at http://l refused the token in LISA_API_TOKEN (Lisa said: invalid bearer token): set LISA_API_TOKEN to the API token `npm start` printed",
 		);
 		expect(err.message).not.toContain("lisa_secret");
+		expect(refused(401, said, { ...conn, tokenFrom: "--token" }).message).toBe(
+			"Lisa at http://l refused the token given with --token (Lisa said: invalid bearer token): check it against the API token `npm start` printed, or its read token",
+		);
+		expect(refused(401, said, { ...conn, tokenFrom: "/d/api-token" }).message).toContain(
+			"refused the token in /d/api-token (Lisa said: invalid bearer token): that file is the token of the stack started here; for another Lisa, set LISA_API_TOKEN",
+		);
+	});
+
+	it("401 without a token says where it looked and what to set", () => {
+		expect(
+			refused(401, { error: "missing bearer token" }, { url: "http://l", lookedAt }).message,
+		).toBe(
+			"Lisa at http://l needs a token, and none was found (looked at --token, LISA_API_TOKEN, LISA_READ_TOKEN, /d/api-token): set LISA_API_TOKEN to the API token `npm start` printed (or LISA_READ_TOKEN to its read token)",
+		);
 	});
 
 	it("403 is the API's own message; 404 the caller's; others the status and message", () => {

@@ -9,8 +9,10 @@ import { CliError } from "./exit";
 export interface Connection {
 	url: string;
 	token?: string;
-	/** Where the token came from, for messages (never the token itself). */
-	tokenFrom: string;
+	/** Where the token came from (`--token`, a variable, the token file), for messages; never the token. */
+	tokenFrom?: string;
+	/** Where a token was looked for, in order (the token file of this machine's stack last). */
+	lookedAt: string[];
 }
 
 export interface ConnectionFlags {
@@ -32,15 +34,16 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
 		set(env.LISA_URL) ??
 		`http://127.0.0.1:${settings.port || 8787}`
 	).replace(/\/+$/, "");
-	if (set(flags.token)) return { url, token: set(flags.token), tokenFrom: "--token" };
-	for (const name of ["LISA_API_TOKEN", "LISA_READ_TOKEN"])
-		if (set(env[name])) return { url, token: set(env[name]), tokenFrom: name };
 	const file = path.join(settings.dataDir, "api-token");
+	const lookedAt = ["--token", "LISA_API_TOKEN", "LISA_READ_TOKEN", file];
+	if (set(flags.token)) return { url, token: set(flags.token), tokenFrom: "--token", lookedAt };
+	for (const name of ["LISA_API_TOKEN", "LISA_READ_TOKEN"])
+		if (set(env[name])) return { url, token: set(env[name]), tokenFrom: name, lookedAt };
 	try {
 		const token = set(readFileSync(file, "utf8"));
-		if (token) return { url, token, tokenFrom: file };
+		if (token) return { url, token, tokenFrom: file, lookedAt };
 	} catch {}
-	return { url, tokenFrom: `none (no --token, LISA_API_TOKEN, LISA_READ_TOKEN or ${file})` };
+	return { url, lookedAt };
 }
 
 const TIMEOUT_MS = 10_000;
@@ -126,16 +129,29 @@ function apiMessage(body: unknown): string {
 	return [b.error, ...(b.issues ?? [])].filter(Boolean).join("; ") || JSON.stringify(body);
 }
 
+const SET_TOKEN =
+	"set LISA_API_TOKEN to the API token `npm start` printed (or LISA_READ_TOKEN to its read token)";
+
+/** A 401, said by where the token came from: what was tried, and what to set. */
+function tokenRefused(conn: Connection, said: string): string {
+	const from = conn.tokenFrom;
+	if (!from || !conn.token)
+		return `Lisa at ${conn.url} needs a token, and none was found (looked at ${conn.lookedAt.join(", ")}): ${SET_TOKEN}`;
+	const refusedHere = `Lisa at ${conn.url} refused the token`;
+	if (from === "--token")
+		return `${refusedHere} given with --token (Lisa said: ${said}): check it against the API token \`npm start\` printed, or its read token`;
+	if (!from.startsWith("LISA_"))
+		return `${refusedHere} in ${from} (Lisa said: ${said}): that file is the token of the stack started here; for another Lisa, ${SET_TOKEN}`;
+	return `${refusedHere} in ${from} (Lisa said: ${said}): set ${from} to the ${from === "LISA_READ_TOKEN" ? "read" : "API"} token \`npm start\` printed`;
+}
+
 export function refused(
 	status: number,
 	body: unknown,
 	conn: Connection,
 	notFound?: string,
 ): CliError {
-	if (status === 401)
-		return new CliError(
-			`the token was refused (token from ${conn.tokenFrom}; Lisa said: ${apiMessage(body)}): pass --token or set LISA_API_TOKEN to the token \`npm start\` printed`,
-		);
+	if (status === 401) return new CliError(tokenRefused(conn, apiMessage(body)));
 	if (status === 403) return new CliError(apiMessage(body));
 	if (status === 404 && notFound) return new CliError(notFound);
 	return new CliError(`Lisa answered ${status}: ${apiMessage(body)}`);

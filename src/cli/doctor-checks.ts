@@ -1,15 +1,15 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import path from "node:path";
 import { LinearError, LinearErrorType } from "@linear/sdk";
 import { Octokit } from "octokit";
 import { loadConfig } from "../config/load";
-import { type LisaConfig, parseModelSpec } from "../config/schema";
+import type { LisaConfig } from "../config/schema";
 import type { Settings } from "../config/settings";
 import { statusOf } from "../integrations/github/refs";
 import { linearClient } from "../integrations/linear/client";
 import { TRELLO_API_URL } from "../integrations/trello/http";
-import { PINNED_CLIS, withPinnedClis } from "../local/pinned-clis";
+import { agentReach } from "../local/agent-reach";
+import { agentUidRange } from "../local/agent-users";
+import { agentChecksAs } from "./agent-checks";
 import {
 	type Check,
 	configCheck,
@@ -66,59 +66,6 @@ function gitCheck(env: NodeJS.ProcessEnv): Promise<Check> {
 					: { ok: true, label: stdout.trim() },
 			),
 		);
-	});
-}
-
-function onPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
-	for (const dir of (env.PATH ?? "").split(path.delimiter).filter(Boolean)) {
-		const file = path.join(dir, command);
-		try {
-			accessSync(file, constants.X_OK);
-			return file;
-		} catch {}
-	}
-	return undefined;
-}
-
-const INSTALL: Record<string, string> = {
-	claude: "npm i -g @anthropic-ai/claude-code (and set ANTHROPIC_API_KEY)",
-	gemini: "npm i -g @google/gemini-cli (and set GEMINI_API_KEY)",
-	opencode: "npm i -g opencode-ai",
-	codex: "npm i -g @openai/codex (and set OPENAI_API_KEY)",
-};
-
-/**
- * One check per provider the `models` chain names. A CLI counts when it is on PATH or among the
- * pinned ones `npm install` put in `pinned` (agents/): what the local stack runs (README › Quick start).
- */
-export function agentChecks(
-	config: LisaConfig,
-	env: NodeJS.ProcessEnv,
-	pinned = PINNED_CLIS,
-): Check[] {
-	const specs = config.models.map(parseModelSpec);
-	return [...new Set(specs.map((s) => s.provider))].map((provider): Check => {
-		if (provider === "builtin") {
-			const needsModel = specs.some((s) => s.provider === "builtin" && !s.model);
-			const missing = ["LISA_LLM_BASE_URL", ...(needsModel ? ["LISA_LLM_MODEL"] : [])].filter(
-				(v) => !env[v]?.trim(),
-			);
-			return missing.length
-				? {
-						ok: false,
-						label: `builtin agent: ${missing.join(" and ")} not set`,
-						hint: "set LISA_LLM_BASE_URL (an OpenAI-compatible endpoint) and LISA_LLM_MODEL (and LISA_LLM_API_KEY if it needs one)",
-					}
-				: { ok: true, label: `builtin agent: ${env.LISA_LLM_BASE_URL}` };
-		}
-		const file = onPath(provider, withPinnedClis(env, pinned));
-		return file
-			? { ok: true, label: `${provider} agent CLI: ${file}` }
-			: {
-					ok: false,
-					label: `${provider} agent CLI is not on PATH or in agents/ (models: ${config.models.join(", ")})`,
-					hint: `${INSTALL[provider] ?? `install ${provider}`}, or remove it from \`models\``,
-				};
 	});
 }
 
@@ -193,6 +140,10 @@ function octokit(settings: Settings): Octokit {
 	});
 }
 
+/** The status GitHub answered, or undefined when nothing answered (octokit reports that as 500). */
+const answered = (err: unknown) =>
+	(err as { response?: unknown }).response === undefined ? undefined : statusOf(err);
+
 /** GitHub with GITHUB_TOKEN: `GET /user` (a GitHub App's token answers 403 there: reachable). */
 async function githubCheck(settings: Settings, what: string): Promise<Check> {
 	const where = settings.github.apiUrl ?? "api.github.com";
@@ -209,9 +160,10 @@ async function githubCheck(settings: Settings, what: string): Promise<Check> {
 		return { ok: true, label: `${what} (${where}): signed in as ${data.login}` };
 	} catch (err) {
 		if (err instanceof TimedOut) return timedOut(what, where);
-		if (statusOf(err) === 403)
+		const status = answered(err);
+		if (status === 403)
 			return { ok: true, label: `${what} (${where}): reachable with a GitHub App token` };
-		if (statusOf(err) === 401)
+		if (status === 401)
 			return {
 				ok: false,
 				label: `${what} (${where}) refused GITHUB_TOKEN`,
@@ -219,7 +171,10 @@ async function githubCheck(settings: Settings, what: string): Promise<Check> {
 			};
 		return {
 			ok: false,
-			label: `${what} (${where}) is not reachable: ${reason(err)}`,
+			label:
+				status === undefined
+					? `${what} (${where}) is not reachable: ${(err as Error).message}`
+					: `${what} (${where}) answered ${status}: ${(err as Error).message}`,
 			hint: "check the network, and GITHUB_API_URL if you set it",
 		};
 	}
@@ -251,10 +206,16 @@ async function repoCheck(settings: Settings, repo: LisaConfig["repos"][number]):
 		};
 	} catch (err) {
 		if (err instanceof TimedOut) return timedOut(`GitHub (${repo.slug})`, repo.slug);
-		const status = statusOf(err);
+		const status = answered(err);
+		const why =
+			status === 404
+				? "not found, or not visible to GITHUB_TOKEN"
+				: status === undefined
+					? `GitHub is not reachable: ${(err as Error).message}`
+					: `GitHub answered ${status}`;
 		return {
 			ok: false,
-			label: `repo ${repo.name} (${repo.slug}): ${status === 404 ? "not found, or not visible to GITHUB_TOKEN" : `GitHub answered ${status ?? reason(err)}`}`,
+			label: `repo ${repo.name} (${repo.slug}): ${why}`,
 			hint: `check \`slug\` of repo ${repo.name} and that the token has access to ${repo.slug}`,
 		};
 	}
@@ -286,6 +247,26 @@ export interface DoctorOptions {
 	url?: string;
 }
 
+/** The agents' checks, made as `npm start` would run them: the same PATH and, as root, an agent uid. */
+async function agents(
+	config: LisaConfig,
+	settings: Settings,
+	env: NodeJS.ProcessEnv,
+): Promise<Check[]> {
+	try {
+		const range = agentUidRange(env.LISA_AGENT_UIDS);
+		const reach = await agentReach({
+			dataDir: settings.dataDir,
+			otherUids: range !== undefined,
+			pathVar: env.PATH,
+		});
+		return await agentChecksAs(range, config, env, reach.path);
+	} catch (err) {
+		// A bad LISA_AGENT_UIDS, a shared folder that cannot be made: what `npm start` would refuse.
+		return [{ ok: false, label: (err as Error).message }];
+	}
+}
+
 export async function doctorChecks(opts: DoctorOptions): Promise<Check[]> {
 	const { settings, env } = opts;
 	const state = loadConfig(settings.configPath);
@@ -297,16 +278,17 @@ export async function doctorChecks(opts: DoctorOptions): Promise<Check[]> {
 			: c.source === "trello"
 				? trelloCheck(settings)
 				: githubCheck(settings, "GitHub Issues");
-	const pending: (Check | Promise<Check>)[] = [
-		configCheck(state),
-		gitCheck(env),
-		...(config ? agentChecks(config, env) : [skipped("agent CLIs")]),
-		config ? tracker(config) : skipped("tracker"),
-		...(config?.source === "github" ? [] : [githubCheck(settings, "GitHub")]),
-		...(config && settings.github.token ? config.repos.map((r) => repoCheck(settings, r)) : []),
-		...(opts.url ? [apiCheck(opts.url)] : []),
-	];
-	return Promise.all(pending);
+	const [first, agentsChecked, rest] = await Promise.all([
+		Promise.all([configCheck(state), gitCheck(env)]),
+		config ? agents(config, settings, env) : [skipped("agent CLIs")],
+		Promise.all([
+			config ? tracker(config) : skipped("tracker"),
+			...(config?.source === "github" ? [] : [githubCheck(settings, "GitHub")]),
+			...(config && settings.github.token ? config.repos.map((r) => repoCheck(settings, r)) : []),
+			...(opts.url ? [apiCheck(opts.url)] : []),
+		]),
+	]);
+	return [...first, ...agentsChecked, ...rest];
 }
 
 /** `lisa doctor`; exit 1 when any check failed. */

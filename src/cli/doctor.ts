@@ -129,6 +129,10 @@ export function banner(input: {
 	readToken: string;
 	dataDir: string;
 	agentUids?: { first: number; last: number };
+	/** Where the steps' workspaces are. */
+	workspaces: string;
+	/** What the agents reach outside the data dir, and why (agent-reach.ts). */
+	moved?: string;
 	readiness: Readiness;
 }): string {
 	// What needs fixing first (the config's problems before the rest), then how to reach Lisa.
@@ -149,7 +153,11 @@ export function banner(input: {
 		"  polling mode:  npx lisa run (no public URL needed)",
 		"  command line:  npx lisa status | runs | logs | cancel | retry | doctor (README › Command line)",
 		`  data dir:      ${input.dataDir}`,
+		...(input.workspaces.startsWith(`${input.dataDir}/`)
+			? []
+			: [`  workspaces:    ${input.workspaces}`]),
 		agentsLine(input.agentUids),
+		...(input.moved ? [`  agent files:   ${input.moved}`] : []),
 		"",
 		...input.readiness.ok.map((l) => `  ✓ ${l}`),
 		"  stop it:       Ctrl-C, or kill the npm process or its process group (README › Quick start)",

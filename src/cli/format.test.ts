@@ -322,8 +322,8 @@ describe("formatting", () => {
 			{ apiUrl: "http://lisa.example:8787" },
 		);
 		expect(lines.slice(1)).toEqual([
-			"  cost $5.02: 312k tokens, 9 agent minutes  (model $4.90, compute $0.1200; limit $5.00)",
-			"  with its follow-up rounds: cost unknown (at least $0.1200; acme:x1: no price (set pricing in the config)): 312k tokens, 9 agent minutes",
+			"  cost $5.02: 312k tokens, 9 agent minutes  (model $4.90, compute $0.12; limit $5.00)",
+			"  with its follow-up rounds: cost unknown (at least $0.12; acme:x1: no price (set pricing in the config)): 312k tokens, 9 agent minutes",
 			"  approved: limit $5.00 at $2.50 spent, by ada (github) 2025-01-01T10:05:00",
 			"  awaiting approval since 2025-01-01T10:09:00: spent $5.02 of $5.00; approving raises the limit to $15.02 unless you give one",
 			`  approve: curl -X POST -H "Authorization: Bearer $LISA_API_TOKEN" http://lisa.example:8787/api/runs/01RUN/approve [-d '{"limitUsd": 15.02}']`,
@@ -360,7 +360,7 @@ describe("formatting", () => {
 				costPerSucceededRun: 0.25,
 				costPerMergedPr: null,
 			}),
-		).toBe("cost: at least $0.5000 (1 run of unknown cost) · $0.2500 a succeeded run");
+		).toBe("cost: at least $0.50 (1 run of unknown cost) · $0.25 a succeeded run");
 		expect(
 			spendLine({
 				cost: { ...cost, totalUsd: null, modelUsd: null, knownUsd: 0, unknownRuns: 2 },

@@ -1,6 +1,7 @@
 // First (a bare import, so no sorting moves it): it decides whether citty colours its output.
 import "./plain-output";
 import { defineCommand, runMain } from "citty";
+import { nearest } from "../config/nearest";
 import {
 	cancel,
 	config,
@@ -25,52 +26,15 @@ const start = defineCommand({
 		name: "start",
 		description: "Run the whole pipeline on this machine (embedded DynamoDB and SQS)",
 	},
-	async run() {
+	run: async () => {
 		// Imported when used: the other commands start faster without the stack's dependencies.
-		const { startLocalStack } = await import("../local/stack");
-		const { banner, readiness } = await import("./doctor");
-		const { agentChecks } = await import("./doctor-checks");
-		const stack = await startLocalStack();
-		const { settings } = stack;
-		const config = stack.deps.config();
-		const agents = config.status === "ok" ? agentChecks(config.config, process.env) : [];
-		console.log(
-			banner({
-				url: stack.url,
-				publicUrl: settings.publicUrl ?? stack.url,
-				apiToken: stack.apiToken,
-				readToken: stack.readToken,
-				dataDir: settings.dataDir,
-				agentUids: stack.agentUids,
-				readiness: readiness(settings, config, agents),
-			}),
-		);
-		let stopping: number | undefined;
-		const shutdown = async (why: string) => {
-			// One kill can arrive twice: a terminal's Ctrl-C or a kill of the process group reaches
-			// both npm and this process, and npm forwards it. Only a later one forces the exit.
-			if (stopping !== undefined) {
-				if (Date.now() - stopping > 1_000) process.exit(1);
-				return;
-			}
-			stopping = Date.now();
-			console.log(
-				`\n${why}: stopping (running tasks are stopped and re-driven on the next start)…`,
-			);
-			await stack.stop();
-			process.exit(0);
-		};
-		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
-			process.on(signal, () => void shutdown(signal));
-		// `npm start` killed without passing the signal on (SIGHUP, SIGKILL): this process (npm's
-		// child, the script `exec`s it) is re-parented, and stops instead of serving on as an orphan.
-		// Only under npm: started some other way (`nohup node … start &`), its parent may go freely.
-		if (process.env.npm_lifecycle_event) {
-			const parent = process.ppid;
-			setInterval(() => {
-				if (process.ppid !== parent) void shutdown(`npm (process ${parent}) is gone`);
-			}, 1_000).unref();
-		}
+		const { startCommand } = await import("./start");
+		// It stays up (the server holds the process) until a signal stops it.
+		await startCommand(process.env).catch((err) => {
+			if (!(err instanceof CliError)) throw err;
+			console.error(err.message);
+			process.exit(err.exitCode);
+		});
 	},
 });
 
@@ -109,9 +73,19 @@ const run = defineCommand({
 		}),
 });
 
+const subCommands = { start, run, runs, status, logs, cancel, retry, plan, doctor, init, config };
 const main = defineCommand({
 	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
-	subCommands: { start, run, runs, status, logs, cancel, retry, plan, doctor, init, config },
+	subCommands,
 });
 
+// A misspelled command gets the nearest one, not citty's whole usage.
+const [command] = process.argv.slice(2);
+if (command && !command.startsWith("-") && !Object.hasOwn(subCommands, command)) {
+	const near = nearest(command, Object.keys(subCommands));
+	console.error(
+		`lisa: there is no command "${command}"${near ? `; did you mean \`npx lisa ${near}\`?` : ""} (\`npx lisa --help\` lists them)`,
+	);
+	process.exit(1);
+}
 runMain(main);

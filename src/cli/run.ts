@@ -5,6 +5,7 @@ import { prUrls, type Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { issueQuery } from "../domain/workflow";
 import type { TrackerIssue } from "../integrations/tracker";
+import { StartRefused } from "../local/claims";
 import { startLocalStack } from "../local/stack";
 import { nextIssue, type PollDeps, recoverOrphans } from "../pipeline/poll";
 import { requestRun } from "../pipeline/request";
@@ -222,9 +223,9 @@ export async function runCommand(
 	try {
 		stack = await startLocalStack({ env: withPort });
 	} catch (err) {
-		print(
-			`Could not start the local pipeline (is another Lisa using ${settings.dataDir}? stop it or set LISA_DATA_DIR): ${(err as Error).message}`,
-		);
+		// What the start knew is wrong (another stack on the data dir, the port) is its own sentence.
+		if (!(err instanceof StartRefused)) throw err;
+		print(`lisa run: ${err.message}`);
 		return 1;
 	}
 	const sc = config.source_config;

@@ -144,7 +144,7 @@ describe("progress comments", () => {
 			steps: [{ ...newStep(0, "api"), status: "failed", usage: [attempt(1, null, 60)] }],
 		};
 		expect(failureComment(unpriced, "u")).toContain(
-			"\ncost unknown (at least $0.3200; acme:x1: no price (set pricing in the config)): 206k tokens, 1 agent minute\nRun: u",
+			"\ncost unknown (at least $0.32; acme:x1: no price (set pricing in the config)): 206k tokens, 1 agent minute\nRun: u",
 		);
 	});
 });

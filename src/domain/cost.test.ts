@@ -8,6 +8,7 @@ import {
 	FARGATE_LIST_PRICE,
 	priceOf,
 	sumCosts,
+	usd,
 } from "./cost";
 import { type AgentRunUsage, type StepAttemptUsage, sumUsage } from "./usage";
 
@@ -103,5 +104,19 @@ describe("what attempts and runs cost", () => {
 		expect(costLine({ ...c, computeUsd: 0, totalUsd: 1.84 })).toBe(
 			"cost $1.84: 412k tokens, 9 agent minutes",
 		);
+	});
+});
+
+describe("money as text", () => {
+	it("is one way, in cents, whatever the amount (never $0.7600 beside $1.83)", () => {
+		expect([0, 0.0042, 0.005, 0.76, 1.834, 12].map(usd)).toEqual([
+			"$0.00",
+			"<$0.01",
+			"$0.01",
+			"$0.76",
+			"$1.83",
+			"$12.00",
+		]);
+		expect(usd(null)).toBe("unknown");
 	});
 });

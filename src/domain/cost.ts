@@ -232,10 +232,10 @@ export const stepCost = (step: { usage?: readonly StepAttemptUsage[] }): Cost =>
 export const runCost = (run: { steps: readonly { usage?: readonly StepAttemptUsage[] }[] }): Cost =>
 	sumCosts(run.steps.map(stepCost));
 
-/** "$1.84", "$0.0123" under a dollar; "unknown" for null. */
+/** Money one way, in cents: "$1.84", "$0.76", "<$0.01" for a cost under half a cent; "unknown" for null. */
 export function usd(value: number | null): string {
 	if (value === null) return "unknown";
-	return value >= 1 || value === 0 ? `$${value.toFixed(2)}` : `$${value.toFixed(4)}`;
+	return value > 0 && value < 0.005 ? "<$0.01" : `$${value.toFixed(2)}`;
 }
 
 /** "412k" tokens. */

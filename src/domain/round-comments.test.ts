@@ -67,10 +67,10 @@ describe("what Lisa posts of the agent's and CI's words", () => {
 			],
 		};
 		expect(roundPrComment(round, "u")).toContain(
-			"\ncost $0.1200: 10k tokens, 2 agent minutes\nRun: u\n",
+			"\ncost $0.12: 10k tokens, 2 agent minutes\nRun: u\n",
 		);
 		expect(roundIssueLine(round, "u")).toMatch(
-			/^Lisa round 1 \(CI failure\) on \S+ pushed new commits\. Run: u \(cost \$0\.1200: 10k tokens, 2 agent minutes\)\n/,
+			/^Lisa round 1 \(CI failure\) on \S+ pushed new commits\. Run: u \(cost \$0\.12: 10k tokens, 2 agent minutes\)\n/,
 		);
 	});
 });

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { readdir, rm, rmdir, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -15,8 +15,8 @@ import {
 	taskEnvironment,
 } from "../launcher/launcher";
 import type { Logger } from "../log";
-import type { AgentUidPool, UidRange } from "./agent-users";
-import { withPinnedClis } from "./pinned-clis";
+import type { AgentReach } from "./agent-reach";
+import type { AgentUidPool } from "./agent-users";
 import { BoundedLog } from "./task-log";
 
 const TASK_ENTRY = fileURLToPath(new URL("../task/main.ts", import.meta.url));
@@ -29,19 +29,23 @@ const LOG_RETENTION_DAYS = 14;
 export interface LocalLauncherOptions {
 	/** Agent uids, one per running step (the stack runs as root); none: agents run as the stack. */
 	uids?: AgentUidPool;
+	/** Where the workspaces are and the tasks' PATH (agent-reach.ts). */
+	reach: AgentReach;
 }
 
-const workspacesDir = (dataDir: string) => path.join(dataDir, "workspaces");
 const logsDir = (dataDir: string) => path.join(dataDir, "logs");
 
 /**
- * Makes the data dir's folders for tasks, removing what tasks of a previous start left (they
- * cannot report to this one) and logs past their retention. With agent users (`uids`), agents can
- * reach their workspaces and nothing else of the data dir: every folder above it must be
- * searchable by other users, or the start fails saying how to fix it.
+ * Makes the folders for tasks, removing what tasks of a previous start left (they cannot report to
+ * this one) and logs past their retention. With agents of other uids, they can reach their
+ * workspaces (the start placed them where they can: agent-reach.ts) and nothing else of the data
+ * dir.
  */
-export async function prepareDataDir(dataDir: string, uids?: UidRange): Promise<void> {
-	const workspaces = workspacesDir(dataDir);
+export async function prepareDataDir(
+	dataDir: string,
+	workspaces: string,
+	otherUids: boolean,
+): Promise<void> {
 	const logs = logsDir(dataDir);
 	await rm(workspaces, { recursive: true, force: true });
 	mkdirSync(workspaces, { recursive: true });
@@ -51,19 +55,12 @@ export async function prepareDataDir(dataDir: string, uids?: UidRange): Promise<
 		const dir = path.join(logs, run);
 		if ((await stat(dir)).mtimeMs < before) await rm(dir, { recursive: true, force: true });
 	}
-	if (!uids) return;
+	if (!otherUids) return;
 	// Lisa's own folders only: the data dir may be anywhere, and what else is there is not Lisa's.
 	chmodSync(workspaces, 0o711);
 	chmodSync(logs, 0o700);
 	const store = path.join(dataDir, "dynamodb");
 	if (existsSync(store)) chmodSync(store, 0o700);
-	for (let dir = dataDir; ; dir = path.dirname(dir)) {
-		if ((statSync(dir).mode & 0o001) === 0)
-			throw new Error(
-				`agents run as their own uids (${uids.first}-${uids.last}, LISA_AGENT_UIDS) and must reach their workspaces in ${workspaces}, but ${dir} is not searchable by other users: run \`chmod o+x ${dir}\`, or set LISA_DATA_DIR to a folder they can reach (e.g. /var/lib/lisa)`,
-			);
-		if (dir === path.dirname(dir)) break;
-	}
 }
 
 /** A launch request's ids, checked before they become paths: nothing else reaches the disk. */
@@ -94,9 +91,9 @@ export class LocalLauncher implements Launcher {
 		private readonly settings: Settings,
 		private readonly env: NodeJS.ProcessEnv,
 		private readonly log: Logger,
-		private readonly opts: LocalLauncherOptions = {},
+		private readonly opts: LocalLauncherOptions,
 	) {
-		this.workspaces = workspacesDir(settings.dataDir);
+		this.workspaces = opts.reach.workspaces;
 		this.logs = logsDir(settings.dataDir);
 	}
 
@@ -122,7 +119,8 @@ export class LocalLauncher implements Launcher {
 			child = spawn(process.execPath, ["--import", TSX_LOADER, TASK_ENTRY], {
 				cwd: workspace,
 				env: {
-					...withPinnedClis(inheritedTaskEnv(this.env)),
+					...inheritedTaskEnv(this.env),
+					PATH: this.opts.reach.path,
 					...taskEnvironment(req, this.settings),
 					LISA_WORKSPACE: workspace,
 					LISA_LOCAL_TASK: nonce,

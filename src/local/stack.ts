@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { serve } from "@hono/node-server";
+import type { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createApp } from "../api/app";
 import { readSettings, type Settings } from "../config/settings";
@@ -12,7 +12,9 @@ import { type SweepReport, sweep } from "../pipeline/sweeper";
 import { REDRIVE } from "../queue/redrive";
 import { awsClients } from "../runtime/aws";
 import { createDeps, type RuntimeDeps } from "../runtime/deps";
+import { type AgentReach, agentReach } from "./agent-reach";
 import { AgentUidPool, agentUidRange, type UidRange } from "./agent-users";
+import { holdDataDir, listen, StartRefused, sayHolder } from "./claims";
 import { LocalLauncher, prepareDataDir } from "./launcher";
 import { Poller } from "./poller";
 import { ensureQueue, ensureTable, startEmbeddedAws } from "./services";
@@ -37,6 +39,8 @@ export interface LocalStack {
 	settings: Settings;
 	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
 	agentUids?: UidRange;
+	/** Where the agents work and what they run (agent-reach.ts). */
+	agentReach: AgentReach;
 	deps: RuntimeDeps;
 	sweep(): Promise<SweepReport>;
 	stop(): Promise<void>;
@@ -57,118 +61,154 @@ function token(given: string | undefined, dataDir: string, file: string): string
 
 /**
  * The whole local stack (README › Quick start) in one process: dynalite on disk, fauxqs, pollers invoking the Lambda
- * handlers, the local launcher, the sweeper on a timer, and the Hono app on 127.0.0.1.
+ * handlers, the local launcher, the sweeper on a timer, and the Hono app on 127.0.0.1. What the
+ * start can know is wrong (the data dir or the port taken, a setting) throws StartRefused.
  */
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
 	const env = opts.env ?? process.env;
 	const log = opts.log ?? createLogger("lisa", env);
-	const base = readSettings(env);
-	const uidRange = agentUidRange(env.LISA_AGENT_UIDS);
-	mkdirSync(base.dataDir, { recursive: true });
-	const aws = await startEmbeddedAws(path.join(base.dataDir, "dynamodb"));
-	await prepareDataDir(base.dataDir, uidRange).catch(async (err) => {
-		await aws.stop();
-		throw err;
-	});
-
-	let app: Hono | undefined;
-	const server = serve({
-		fetch: (req) => (app ? app.fetch(req) : new Response("starting", { status: 503 })),
-		port: base.port,
-		hostname: "127.0.0.1",
-	});
-	await new Promise<void>((resolve, reject) => {
-		server.once("listening", resolve);
-		server.once("error", reject);
-	});
-	const port = (server.address() as AddressInfo).port;
-	const url = `http://127.0.0.1:${port}`;
-
-	const partial: Settings = {
-		...base,
-		port,
-		publicUrl: base.publicUrl ?? url,
-		dynamoEndpoint: aws.dynamoEndpoint,
-		sqsEndpoint: aws.sqsEndpoint,
-		localAccessKey: aws.accessKey,
-	};
-	const clients = awsClients(partial);
-	await ensureTable(clients.dynamo, partial.tableName);
-	const queueOpts = {
-		visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 30,
-		maxReceiveCount: REDRIVE.maxReceiveCount,
-	};
-	const intake = await ensureQueue(clients.sqs, "lisa-intake", queueOpts);
-	const events = await ensureQueue(clients.sqs, "lisa-events", queueOpts);
-	const settings: Settings = {
-		...partial,
-		apiToken: token(partial.apiToken, partial.dataDir, "api-token"),
-		readToken: token(partial.readToken, partial.dataDir, "read-token"),
-		intakeQueueUrl: intake.url,
-		eventsQueueUrl: events.url,
-	};
-
-	const launcher = new LocalLauncher(
-		settings,
-		{ ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-		log,
-		{ uids: uidRange && new AgentUidPool(uidRange) },
-	);
-	const deps = createDeps(settings, { launcher, log });
-	app = createApp(deps);
-
-	const workers = opts.workers !== false;
-	const pollers = workers
-		? [
-				new Poller(clients.sqs, intake.url, intake.arn, intakeHandler(deps), log, settings.region),
-				new Poller(clients.sqs, events.url, events.arn, eventsHandler(deps), log, settings.region),
-			]
-		: [];
-	for (const p of pollers) p.start();
-
-	// fauxqs keeps messages in memory and tasks died with the previous process: re-drive first.
-	let sweeping: Promise<SweepReport> | undefined;
-	const runSweep = (restarted = false) => {
-		sweeping ??= sweep(deps, { restarted }).finally(() => {
-			sweeping = undefined;
-		});
-		return sweeping;
-	};
-	if (workers) {
-		const first = await runSweep(true).catch((err) => {
-			log.error({ err }, "startup sweep failed");
-		});
-		if (first && (first.redriven || first.lost || first.reported))
-			log.info(first, "re-drove runs left unfinished by the previous start");
+	let base: Settings;
+	let uidRange: UidRange | undefined;
+	try {
+		base = readSettings(env);
+		uidRange = agentUidRange(env.LISA_AGENT_UIDS);
+	} catch (err) {
+		throw new StartRefused((err as Error).message);
 	}
-	const timer = workers
-		? setInterval(() => {
-				runSweep().catch((err) => log.error({ err }, "sweep failed"));
-			}, opts.sweepIntervalMs ?? 30_000)
-		: undefined;
-	timer?.unref();
-
-	let stopped = false;
-	return {
-		url,
-		apiToken: settings.apiToken as string,
-		readToken: settings.readToken as string,
-		settings,
-		agentUids: uidRange,
-		deps,
-		sweep: () => runSweep(),
-		async stop() {
-			if (stopped) return;
-			stopped = true;
-			if (timer) clearInterval(timer);
-			await Promise.all(pollers.map((p) => p.stop()));
-			await sweeping?.catch(() => {});
-			await launcher.stopAll();
-			await new Promise<void>((resolve) => {
-				server.close(() => resolve());
-				if ("closeAllConnections" in server) server.closeAllConnections();
-			});
-			await aws.stop();
-		},
+	mkdirSync(base.dataDir, { recursive: true });
+	const cleanups: (() => Promise<unknown>)[] = [];
+	const undo = async () => {
+		for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 	};
+	try {
+		const lock = await holdDataDir(base.dataDir);
+		cleanups.push(() => lock.release());
+		let app: Hono | undefined;
+		const server = await listen(base.port, (req) =>
+			app ? app.fetch(req) : new Response("starting", { status: 503 }),
+		);
+		cleanups.push(() => closeServer(server));
+		const aws = await startEmbeddedAws(path.join(base.dataDir, "dynamodb"));
+		cleanups.push(() => aws.stop());
+		const reach = await agentReach({
+			dataDir: base.dataDir,
+			otherUids: uidRange !== undefined,
+			pathVar: env.PATH,
+		}).catch((err: Error) => {
+			throw new StartRefused(err.message);
+		});
+		await prepareDataDir(base.dataDir, reach.workspaces, uidRange !== undefined);
+		const port = (server.address() as AddressInfo).port;
+		const url = `http://127.0.0.1:${port}`;
+		cleanups.push(await sayHolder(base.dataDir, url));
+		const partial: Settings = {
+			...base,
+			port,
+			publicUrl: base.publicUrl ?? url,
+			dynamoEndpoint: aws.dynamoEndpoint,
+			sqsEndpoint: aws.sqsEndpoint,
+			localAccessKey: aws.accessKey,
+		};
+		const clients = awsClients(partial);
+		await ensureTable(clients.dynamo, partial.tableName);
+		const queueOpts = {
+			visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 30,
+			maxReceiveCount: REDRIVE.maxReceiveCount,
+		};
+		const intake = await ensureQueue(clients.sqs, "lisa-intake", queueOpts);
+		const events = await ensureQueue(clients.sqs, "lisa-events", queueOpts);
+		const settings: Settings = {
+			...partial,
+			apiToken: token(partial.apiToken, partial.dataDir, "api-token"),
+			readToken: token(partial.readToken, partial.dataDir, "read-token"),
+			intakeQueueUrl: intake.url,
+			eventsQueueUrl: events.url,
+		};
+
+		const launcher = new LocalLauncher(
+			settings,
+			{ ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+			log,
+			{ uids: uidRange && new AgentUidPool(uidRange), reach },
+		);
+		const deps = createDeps(settings, { launcher, log });
+		app = createApp(deps);
+
+		const workers = opts.workers !== false;
+		const pollers = workers
+			? [
+					new Poller(
+						clients.sqs,
+						intake.url,
+						intake.arn,
+						intakeHandler(deps),
+						log,
+						settings.region,
+					),
+					new Poller(
+						clients.sqs,
+						events.url,
+						events.arn,
+						eventsHandler(deps),
+						log,
+						settings.region,
+					),
+				]
+			: [];
+		for (const p of pollers) p.start();
+
+		// fauxqs keeps messages in memory and tasks died with the previous process: re-drive first.
+		let sweeping: Promise<SweepReport> | undefined;
+		const runSweep = (restarted = false) => {
+			sweeping ??= sweep(deps, { restarted }).finally(() => {
+				sweeping = undefined;
+			});
+			return sweeping;
+		};
+		if (workers) {
+			const first = await runSweep(true).catch((err) => {
+				log.error({ err }, "startup sweep failed");
+			});
+			if (first && (first.redriven || first.lost || first.reported))
+				log.info(first, "re-drove runs left unfinished by the previous start");
+		}
+		const timer = workers
+			? setInterval(() => {
+					runSweep().catch((err) => log.error({ err }, "sweep failed"));
+				}, opts.sweepIntervalMs ?? 30_000)
+			: undefined;
+		timer?.unref();
+
+		let stopped = false;
+		return {
+			url,
+			apiToken: settings.apiToken as string,
+			readToken: settings.readToken as string,
+			settings,
+			agentUids: uidRange,
+			agentReach: reach,
+			deps,
+			sweep: () => runSweep(),
+			async stop() {
+				if (stopped) return;
+				stopped = true;
+				if (timer) clearInterval(timer);
+				await Promise.all(pollers.map((p) => p.stop()));
+				await sweeping?.catch(() => {});
+				await launcher.stopAll();
+				await closeServer(server);
+				await undo();
+			},
+		};
+	} catch (err) {
+		await undo();
+		throw err;
+	}
+}
+
+function closeServer(server: ReturnType<typeof serve>): Promise<void> {
+	return new Promise<void>((resolve) => {
+		server.close(() => resolve());
+		if ("closeAllConnections" in server) server.closeAllConnections();
+	});
 }

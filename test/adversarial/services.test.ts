@@ -103,6 +103,7 @@ describe("the local launcher", () => {
 			{ ...settings(aws.accessKey), dataDir: path.join(dir, "data") },
 			{},
 			createLogger("lisa-services-test", { LOG_LEVEL: "silent" }),
+			{ reach: { workspaces: path.join(dir, "data", "workspaces"), path: "/usr/bin:/bin" } },
 		);
 
 	it.each([

@@ -1,10 +1,11 @@
 import { parseArgs } from "node:util";
+import { onStop } from "../../src/cli/signals";
 import { changesLine } from "../../src/domain/changes";
 import { type Demo, startDemo } from "./scenario";
 
 // `npm run demo [-- --once | --keep] [--port N]` (README › Quick start): the demo's runs, then it
-// stays up — the dashboard and `lisa status` show them — until Ctrl-C or SIGTERM stops everything
-// it started. `--once` stops as soon as the runs ended.
+// stays up — the dashboard and `lisa status` show them — until Ctrl-C, SIGTERM or SIGHUP (to it, to
+// npm or to their process group) stops everything it started. `--once` stops as soon as the runs ended.
 
 const USAGE =
 	"usage: npm run demo [-- --keep | --once] [--port N]\n  --keep  stay up until Ctrl-C (the default)\n  --once  stop once the runs ended\n  --port  the port of Lisa's API and dashboard (default: any free one)";
@@ -82,14 +83,10 @@ export async function runDemo(argv: string[]): Promise<number> {
 		return 2;
 	}
 	const stop = new AbortController();
-	const onSignal = (signal: NodeJS.Signals) => {
-		// A second signal does not wait for the stop.
-		if (stop.signal.aborted) process.exit(130);
-		console.log(`\n${signal}: stopping the demo…`);
-		stop.abort(new Error(`stopped by ${signal}`));
-	};
-	process.on("SIGINT", onSignal);
-	process.on("SIGTERM", onSignal);
+	onStop((why) => {
+		console.log(`\n${why}: stopping the demo…`);
+		stop.abort(new Error(`stopped by ${why}`));
+	}, 130);
 	let demo: Demo;
 	try {
 		demo = await startDemo((line) => console.log(line), { port: args.port, signal: stop.signal });

@@ -70,6 +70,7 @@ export async function startDemo(
 	});
 	try {
 		if (!world.stack) throw new Error("the demo's stack did not start");
+		log(`Lisa is up at ${world.stack.url}; the demo's files are in ${world.dir} until it stops`);
 		const started: { issue: DoubleIssue; runId: string }[] = [];
 		for (const { title, description } of DEMO_ISSUES) {
 			const issue = world.issue(title, description);

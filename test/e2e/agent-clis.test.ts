@@ -9,7 +9,7 @@ import {
 	shell,
 	startResponsesDouble,
 } from "../doubles/models/openai-responses";
-import { AGENT_CLI_PATH, modelEnv } from "../support/agent-cli";
+import { AGENT_CLI_PATH, AS_ROOT, agentUidCliPath, modelEnv } from "../support/agent-cli";
 import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -41,8 +41,8 @@ beforeAll(async () => {
 	w = await createStackWorld({
 		configExtra: "models: [claude]\nlimits: {max_attempts: 1}",
 		env: {
-			// The pinned CLIs instead of the fake ones.
-			PATH: AGENT_CLI_PATH,
+			// The pinned CLIs instead of the fake ones, where the agent uids can run them.
+			PATH: AS_ROOT ? await agentUidCliPath() : AGENT_CLI_PATH,
 			...modelEnv("claude", claude),
 			...modelEnv("codex", codex),
 			...modelEnv("gemini", gemini),

@@ -2,13 +2,21 @@ import { writeFile } from "node:fs/promises";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PINNED_CLIS } from "../../src/local/pinned-clis";
+import { PINNED_CLIS, SHARED_DIR } from "../../src/local/agent-reach";
 import { closedPort, lisa } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import { TRELLO_BOARD } from "../support/world";
 
 // `lisa doctor` as a real process against the Linear, Trello and GitHub doubles, the fake agent
 // CLIs on PATH, real git, and a running local stack for the API check.
+
+const ROOT = process.getuid?.() === 0;
+const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** The check of a pinned CLI: in agents/, or its mirror where agent uids reach it. */
+const PINNED = (cli: string, version: string) =>
+	new RegExp(
+		`^✓ ${cli} agent CLI: (${literal(PINNED_CLIS)}|${literal(SHARED_DIR)}/agents/\\S+/node_modules/\\.bin)/${cli} \\(${literal(version)}(, as uid \\d+)?\\)$`,
+	);
 
 let w: StackWorld;
 let silent: Server;
@@ -43,7 +51,12 @@ describe("lisa doctor", () => {
 		expect(stdout.trim().split("\n")).toEqual([
 			`✓ config ${w.env.LISA_CONFIG}: source linear, 1 repo(s), models claude`,
 			expect.stringMatching(/^✓ git version \d/),
-			`✓ claude agent CLI: ${path.join(w.agents.bin, "claude")}`,
+			expect.stringMatching(
+				new RegExp(
+					`^✓ claude agent CLI: ${literal(w.agents.bin)}/claude \\(claude 0\\.0\\.0-fake${ROOT ? ", as uid \\d+" : ""}\\)$`,
+				),
+			),
+			"✓ claude credentials: ANTHROPIC_API_KEY",
 			`✓ Linear (${w.linear.url}): signed in as Lisa`,
 			`✓ GitHub (${w.github.url}): signed in as lisa-bot`,
 			"✓ repo api (acme/api): visible, can push",
@@ -52,6 +65,10 @@ describe("lisa doctor", () => {
 			"all checks passed",
 		]);
 		expect(code).toBe(0);
+		// As root the CLI ran as an agent uid of the pool, as the stack's tasks run it.
+		const [probe] = await w.agents.versions();
+		if (ROOT) expect(probe?.uid).toBe(Number(stdout.match(/as uid (\d+)\)/)?.[1]));
+		if (ROOT) expect(probe?.uid).toBeGreaterThanOrEqual(61000);
 	});
 
 	it("checks Trello and GitHub Issues as the tracker when the config says so", async () => {
@@ -87,8 +104,8 @@ describe("lisa doctor", () => {
 		expect(code).toBe(1);
 		const out = stdout.split("\n");
 		const fixFor = (line: string) => out[out.indexOf(line) + 1];
-		// Not on PATH, but pinned in agents/: what `npm start` runs (a missing one: doctor-checks.test.ts).
-		expect(out).toContain(`✓ claude agent CLI: ${PINNED_CLIS}/claude`);
+		// Not on PATH, but pinned in agents/: what `npm start` runs (mirrored where agent uids reach it).
+		expect(out).toContainEqual(expect.stringMatching(PINNED("claude", "2.1.330 (Claude Code)")));
 		expect(out).toContain("✗ builtin agent: LISA_LLM_BASE_URL and LISA_LLM_MODEL not set");
 		expect(out).toContain(`✗ Linear (${w.linear.url}) refused LINEAR_API_KEY`);
 		expect(fixFor(`✗ Linear (${w.linear.url}) refused LINEAR_API_KEY`)).toMatch(
@@ -99,8 +116,29 @@ describe("lisa doctor", () => {
 		expect(fixFor(`✗ no Lisa at ${closed} (ECONNREFUSED)`)).toBe(
 			"    fix: start one with `npm start` or pass --url",
 		);
-		expect(out).toContain(`✓ codex agent CLI: ${PINNED_CLIS}/codex`);
-		expect(out.at(-2)).toBe("4 problem(s) found");
+		expect(out).toContainEqual(expect.stringMatching(PINNED("codex", "codex-cli 0.169.0")));
+		// As root agents run as uids with an empty home: a model without its key in the environment
+		// cannot work there (as the user, the agent may use the user's own CLI login).
+		const codexKey =
+			"codex has no credentials: none of OPENAI_API_KEY, CODEX_API_KEY is set, and agents run as their own uids with an empty home, so a CLI login cannot reach them";
+		if (ROOT) {
+			expect(out).toContain(`✗ ${codexKey}`);
+			expect(fixFor(`✗ ${codexKey}`)).toBe(
+				"    fix: export OPENAI_API_KEY (a key from platform.openai.com)",
+			);
+		} else expect(out).toContainEqual(expect.stringMatching(/^- codex credentials: none of/));
+		expect(out.at(-2)).toBe(`${ROOT ? 5 : 4} problem(s) found`);
+	});
+
+	it("says GitHub is not reachable when nothing answers, not a status nobody sent", async () => {
+		const closed = `http://127.0.0.1:${await closedPort()}`;
+		const { code, stdout } = await lisa(["doctor"], { ...w.env, GITHUB_API_URL: closed });
+		expect(code).toBe(1);
+		expect(stdout).toContain(`✗ GitHub (${closed}) is not reachable: connect ECONNREFUSED`);
+		expect(stdout).toContain(
+			"✗ repo api (acme/api): GitHub is not reachable: connect ECONNREFUSED",
+		);
+		expect(stdout).not.toContain("answered 500");
 	});
 
 	it("gives up on a tracker that does not answer, saying so", async () => {

@@ -1,6 +1,7 @@
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunAnswer, runAnswer } from "../../src/api/schemas";
-import { closedPort, lisa } from "../support/cli";
+import { closedPort, lisa, run } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
 // `lisa runs` and `lisa status` as real processes against a running local stack. The token comes
@@ -173,7 +174,7 @@ describe("lisa status (overview)", () => {
 			"runs: 2 (queued 0 · planning 0 · running 0 · awaiting_approval 0 · succeeded 1 · failed 1 · cancelled 0)",
 			"success rate: 50%",
 			// The failed run's agent reported nothing and named no model: unknown, never a guessed $0.
-			"cost: at least $0.4200 (1 run of unknown cost) · $0.4200 a succeeded run",
+			"cost: at least $0.42 (1 run of unknown cost) · $0.42 a succeeded run",
 			"no active runs",
 		]);
 		const json = await lisa(["status", "--json"], env);
@@ -190,13 +191,37 @@ describe("errors say what to do", () => {
 		const { code, out } = await lisa(["runs"], { ...env, LISA_API_TOKEN: secret });
 		expect(code).toBe(1);
 		expect(out).toMatch(
-			/^the token was refused \(token from LISA_API_TOKEN; Lisa said: invalid bearer token\)/,
+			/^Lisa at \S+ refused the token in LISA_API_TOKEN \(Lisa said: invalid bearer token\): set LISA_API_TOKEN to the API token `npm start` printed\n$/,
 		);
 		expect(out).not.toContain(secret);
 		const flag = await lisa(["status", "--token", secret], env);
 		expect(flag.code).toBe(1);
-		expect(flag.out).toContain("the token was refused (token from --token");
+		expect(flag.out).toContain(
+			"refused the token given with --token (Lisa said: invalid bearer token): check it against the API token `npm start` printed",
+		);
+		expect(flag.out).not.toContain("pass --token");
 		expect(flag.out).not.toContain(secret);
+	});
+
+	it("no token anywhere: where it looked, and what to set", async () => {
+		const empty = path.join(w.dir, "elsewhere");
+		const { LISA_API_TOKEN: _a, LISA_READ_TOKEN: _r, ...rest } = env;
+		const { code, stderr } = await lisa(["runs"], { ...rest, LISA_DATA_DIR: empty });
+		expect(code).toBe(1);
+		expect(stderr).toBe(
+			`Lisa at ${w.url()} needs a token, and none was found (looked at --token, LISA_API_TOKEN, LISA_READ_TOKEN, ${empty}/api-token): set LISA_API_TOKEN to the API token \`npm start\` printed (or LISA_READ_TOKEN to its read token)\n`,
+		);
+	});
+
+	it("a misspelled command: the nearest one, not the whole usage (the real `npx lisa`)", async () => {
+		const npx = await run("npx", ["lisa", "stauts"], env);
+		expect(npx.code).toBe(1);
+		expect(npx.stderr).toBe(
+			'lisa: there is no command "stauts"; did you mean `npx lisa status`? (`npx lisa --help` lists them)\n',
+		);
+		expect(npx.stdout).toBe("");
+		const far = await run("npx", ["lisa", "deploy"], env);
+		expect(far.stderr).toBe('lisa: there is no command "deploy" (`npx lisa --help` lists them)\n');
 	});
 
 	it("an unknown run id, and one that is not a run id", async () => {

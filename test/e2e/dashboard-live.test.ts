@@ -367,6 +367,36 @@ describe.skipIf(!hasChromium)("a token refused while the page is open", () => {
 	});
 });
 
+/** Each chart with the colour its today's mark is drawn in (the series of dashboard-script.js). */
+const CHART_COLORS = [
+	["chart-runs", "#2e9d57"],
+	["chart-success", "#2e9d57"],
+	["chart-pr", "#3565c9"],
+	["chart-spend", "#8a5a00"],
+] as const;
+
+/** How many pixels of a chart's canvas are `color`: what it drew of that series. */
+function inked(page: Page, id: string, color: string): Promise<number> {
+	return page.locator(`#${id} canvas`).evaluate((c, hex) => {
+		type Canvas = {
+			width: number;
+			height: number;
+			getContext(kind: "2d"): {
+				getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+			} | null;
+		};
+		const canvas = c as unknown as Canvas;
+		const rgb = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+		const { data } = canvas.getContext("2d")?.getImageData(0, 0, canvas.width, canvas.height) ?? {
+			data: [],
+		};
+		let n = 0;
+		for (let i = 0; i < data.length; i += 4)
+			if (data[i + 3] === 255 && rgb.every((v, k) => Math.abs((data[i + k] ?? 0) - v) < 8)) n++;
+		return n;
+	}, color);
+}
+
 describe.skipIf(!hasChromium)("the wall view and the charts", () => {
 	it("fills a wide screen in large type, active runs first with what they are doing", async () => {
 		const planning = await seeded(
@@ -486,6 +516,18 @@ describe.skipIf(!hasChromium)("the wall view and the charts", () => {
 		await expect.poll(() => legend("chart-runs", "succeeded")).toBe(String(today?.succeeded));
 		expect(await legend("chart-runs", "failed")).toBe(String(today?.failed));
 		await page.screenshot({ path: `${ARTIFACTS}dashboard-charts.png`, fullPage: true });
+		// Every run is today's: each chart draws that lone day (a dot where a line has no second point).
+		for (const [id, color] of CHART_COLORS)
+			expect(await inked(page, id, color), `${id} draws today`).toBeGreaterThan(20);
+		// And on a wall screen.
+		const onWall = await signedIn("/?wall=1", undefined, { width: 1920, height: 1080 });
+		await expect.poll(() => onWall.page.locator("#charts .chart canvas").count()).toBe(4);
+		for (const [id, color] of CHART_COLORS)
+			expect(await inked(onWall.page, id, color), `${id} draws today on a wall`).toBeGreaterThan(
+				10,
+			);
+		expect(onWall.errors).toEqual([]);
+		await onWall.page.close();
 		// A narrower window: the charts shrink to stay two side by side within it (drawn at 1280 px,
 		// they would wrap one under the other and run past its edge).
 		const card = async (id: string) => {

@@ -256,7 +256,7 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 			/^Cost unknown \(at least \$5\.02: acme:x1: no price \(set pricing in the config\)\) · 315k tokens · 15m 0s agent time · limit \$5\.00$/,
 		);
 		const cost = (n: number) => page.locator("#steps tr").nth(n).locator(".cost");
-		expect(await cost(1).textContent()).toBe("$0.2600");
+		expect(await cost(1).textContent()).toBe("$0.26");
 		expect(await cost(2).locator(".unknown").first().textContent()).toBe("unknown");
 		expect(await cost(2).locator(".attempts").textContent()).toBe("#1 $4.71 · #2 unknown");
 		// The read-only token watches; approving is the admin token's, and only it is offered the button.
@@ -307,13 +307,56 @@ describe.skipIf(!hasChromium)("dashboard", () => {
 		await page.close();
 	});
 
-	it("asks again when the stored token is wrong", async () => {
+	it("asks again when the stored token is wrong, saying it was refused", async () => {
 		const page = await browser.newPage();
 		await page.goto(`${w.url()}/`);
+		// A first visit asks for a token, and nothing was refused yet.
+		await page.locator("#login").waitFor({ state: "visible" });
+		expect(await page.locator("#refused").isHidden()).toBe(true);
 		await page.evaluate(() => localStorage.setItem("lisaToken", "wrong"));
 		await page.reload();
 		await page.locator("#login").waitFor({ state: "visible" });
 		expect(await page.evaluate(() => localStorage.getItem("lisaToken"))).toBeNull();
+		expect(await page.locator("#refused").textContent()).toBe(
+			"That token was refused (401): it is not one of this Lisa's tokens. Paste its API token or read token.",
+		);
+		// A typed wrong token too; then the right one opens the runs.
+		await page.fill("#token", "lisa_typed-wrong");
+		await page.click("#login button");
+		await page.locator("#refused").waitFor({ state: "visible" });
+		await page.fill("#token", w.stack?.readToken ?? "");
+		await page.click("#login button");
+		await row(page, ok).waitFor();
+		expect(await page.locator("#refused").isHidden()).toBe(true);
+		await page.close();
+	});
+
+	it("says when the filters match no run", async () => {
+		const page = await signedIn("/?repo=nowhere");
+		await expect
+			.poll(() => page.locator("#runs td.muted").textContent())
+			.toBe("No runs match these filters.");
+		await page.close();
+	});
+});
+
+describe.skipIf(!hasChromium)("the dashboard of a stack without runs", () => {
+	let empty: StackWorld;
+	beforeAll(async () => {
+		empty = await createStackWorld();
+	});
+	afterAll(() => empty?.stop());
+
+	it("says how to start a run: the webhook URLs, the CLI, the demo", async () => {
+		const page = await browser.newPage();
+		await page.goto(`${empty.url()}/#token=${empty.stack?.readToken}`);
+		const text = page.locator("#runs td.muted");
+		await text.waitFor();
+		const origin = empty.url();
+		expect(await text.textContent()).toBe(
+			`No runs yet. To start one, label an issue for Lisa in your tracker, whose webhook points at ${origin}/webhooks/linear, ${origin}/webhooks/trello or ${origin}/webhooks/github; without a public URL, npx lisa run works through the labelled issues; npx lisa plan starts an epic. npm run demo shows three runs without any account (README › Quick start).`,
+		);
+		expect(await text.locator("code").allTextContents()).toContain("npx lisa run");
 		await page.close();
 	});
 });

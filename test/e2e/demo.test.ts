@@ -29,15 +29,28 @@ afterAll(() => {
 });
 
 function demo(args: string[]): Demo {
-	const child = spawn(
-		process.execPath,
-		["--import", TSX, path.join(ROOT, "test/demo.ts"), ...args],
-		{
+	return track(
+		spawn(process.execPath, ["--import", TSX, path.join(ROOT, "test/demo.ts"), ...args], {
 			cwd: ROOT,
 			env: process.env,
 			stdio: ["ignore", "pipe", "pipe"],
-		},
+		}),
 	);
+}
+
+/** `npm run demo`, as a newcomer runs it, leading its own process group (as a terminal's job does). */
+const npmRunDemo = () =>
+	track(
+		spawn("npm", ["run", "demo"], {
+			cwd: ROOT,
+			env: process.env,
+			detached: true,
+			stdio: ["ignore", "pipe", "pipe"],
+		}),
+	);
+
+/** Its output, its end once its stdout closed (npm and the demo share it), and its process tree. */
+function track(child: ChildProcess): Demo {
 	let out = "";
 	child.stdout?.on("data", (b: Buffer) => {
 		out += b.toString();
@@ -50,9 +63,10 @@ function demo(args: string[]): Demo {
 		for (const p of descendants(child.pid as number)) tree.set(`${p.pid}:${p.start}`, p);
 	}, 100);
 	const exited = new Promise<number | null>((resolve) =>
-		child.once("exit", (code) => {
+		child.stdout?.once("close", () => {
 			clearInterval(look);
-			resolve(code);
+			if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+			else child.once("exit", (code) => resolve(code));
 		}),
 	);
 	const d = { child, output: () => out, exited, tree };
@@ -189,6 +203,31 @@ describe("npm run demo -- --keep", () => {
 		expect(d.output()).not.toContain("The demo is ready");
 		expect(await survivors(d)).toEqual([]);
 	});
+
+	it.each([
+		["SIGINT", false],
+		["SIGTERM", false],
+		["SIGHUP", false],
+		["SIGINT", true],
+		["SIGTERM", true],
+		["SIGHUP", true],
+	] as const)(
+		"%s to `npm run demo` (its process group: %s) stops it and deletes its directory",
+		async (signal, group) => {
+			const d = npmRunDemo();
+			const [, dir] = await waitFor(d, /the demo's files are in (\S+) until it stops/, 120_000);
+			await waitFor(d, /POST \/webhooks\/linear → 202/, 120_000);
+			expect(existsSync(dir as string)).toBe(true);
+			const npm = d.child;
+			process.kill(group ? -(npm.pid as number) : (npm.pid as number), signal);
+			await d.exited;
+			expect(d.output()).toMatch(/: stopping the demo…\n/);
+			expect(existsSync(dir as string)).toBe(false);
+			// The demo itself (npm's child) and its stack's tasks: nothing it started outlives it.
+			expect(d.tree.size).toBeGreaterThan(1);
+			expect(await survivors(d)).toEqual([]);
+		},
+	);
 
 	it("refuses arguments it does not know, saying which and what it takes", async () => {
 		for (const [args, said] of [

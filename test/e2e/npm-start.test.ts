@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { run } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
 // `npm start` as a user or a process manager runs it, and stops it: the real npm, the real signals.
@@ -76,7 +79,62 @@ describe("npm start", () => {
 	it("checks the agent CLIs the config needs", async () => {
 		const start = await npmStart();
 		process.kill(-(start.npm.pid as number), "SIGTERM");
-		expect(await start.closed).toMatch(/\n {2}✓ claude agent CLI: \S+\/claude\n/);
+		const out = await start.closed;
+		// Run as the agents run: as root, as a uid of the pool.
+		expect(out).toMatch(
+			process.getuid?.() === 0
+				? /\n {2}✓ claude agent CLI: \S+\/claude \(claude 0\.0\.0-fake, as uid \d+\)\n/
+				: /\n {2}✓ claude agent CLI: \S+\/claude \(claude 0\.0\.0-fake\)\n/,
+		);
+		expect(out).toContain("\n  ✓ claude credentials: ANTHROPIC_API_KEY\n");
+	});
+
+	it("says in one line when Lisa already runs: on the same data dir, or on the port", async () => {
+		const first = await npmStart();
+		try {
+			const port = new URL(first.url).port;
+			const server = readFileSync(
+				`/proc/${first.npm.pid}/task/${first.npm.pid}/children`,
+				"utf8",
+			).trim();
+			const again = await run("npm", ["start"], w.env);
+			expect(again.code).toBe(1);
+			const lines = again.stderr.trim().split("\n");
+			expect(lines).toEqual([
+				`lisa start: Lisa already runs at ${first.url} (pid ${server}) on the data dir ${w.env.LISA_DATA_DIR}: stop it first, or give this one another LISA_DATA_DIR (and PORT)`,
+			]);
+			const other = await run("npm", ["start"], {
+				...w.env,
+				LISA_DATA_DIR: path.join(w.dir, "other-data"),
+				PORT: port,
+			});
+			expect(other.code).toBe(1);
+			expect(other.stderr.trim()).toBe(
+				`lisa start: Lisa already runs at http://127.0.0.1:${port} (pid ${server}): stop it first, or set PORT (and LISA_DATA_DIR) to start another`,
+			);
+			// The first one is untouched by both.
+			expect(await answers(first.url)).toBe(200);
+		} finally {
+			process.kill(-(first.npm.pid as number), "SIGTERM");
+			await first.closed;
+		}
+	});
+
+	it("says in one line which program holds the port", async () => {
+		const holder = createServer();
+		await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+		const port = (holder.address() as AddressInfo).port;
+		try {
+			const r = await run("npm", ["start"], { ...w.env, PORT: String(port) });
+			expect(r.code).toBe(1);
+			expect(r.stderr.trim()).toMatch(
+				new RegExp(
+					`^lisa start: port ${port} is in use by pid ${process.pid} \\(.+\\): set PORT to a free port, or stop that program$`,
+				),
+			);
+		} finally {
+			holder.close();
+		}
 	});
 
 	it.each([

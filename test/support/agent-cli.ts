@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import type { ProviderName } from "../../src/config/schema";
+import { reachableClis } from "../../src/local/agent-reach";
 import { AgentUidPool, agentUidRange, type UidRange } from "../../src/local/agent-users";
 import { PROVIDERS } from "../../src/task/agents/providers";
 import {
@@ -31,6 +32,14 @@ export const AGENT_CLI_BIN =
 
 /** PATH with the pinned CLIs first. */
 export const AGENT_CLI_PATH = `${AGENT_CLI_BIN}:${process.env.PATH}`;
+
+/**
+ * PATH with the pinned CLIs first, where agent uids can run them: a checkout in a folder closed to
+ * other users (root's home, `mktemp -d`) has them mirrored, as `npm start` does (agent-reach.ts).
+ */
+export async function agentUidCliPath(): Promise<string> {
+	return `${(await reachableClis(AGENT_CLI_BIN)).dir}:${process.env.PATH}`;
+}
 
 export const LISA_BRANCH = "lisa/eng-7-add-greeting";
 
@@ -65,8 +74,12 @@ export const modelEnv = (name: AgentCli, model: ModelEndpoint): NodeJS.ProcessEn
 	})[name];
 
 /** The environment a provider gets in a test: the pinned CLIs first on PATH, `vars` allow-listed. */
-export const cliEnv = (name: ProviderName, home: string, vars: NodeJS.ProcessEnv = {}) =>
-	agentEnv(name, { PATH: AGENT_CLI_PATH, HOME: home, ...vars });
+export const cliEnv = (
+	name: ProviderName,
+	home: string,
+	vars: NodeJS.ProcessEnv = {},
+	PATH = AGENT_CLI_PATH,
+) => agentEnv(name, { PATH, HOME: home, ...vars });
 
 /** What a sandboxed run takes besides the provider's options. */
 export interface CliRunOptions extends Partial<AgentRunOptions> {
@@ -163,7 +176,9 @@ export async function cliSandbox(opts: { asAgentUser?: boolean } = {}): Promise<
 
 	let user: AgentUser | undefined;
 	let pool: AgentUidPool | undefined;
+	let PATH = AGENT_CLI_PATH;
 	if (opts.asAgentUser) {
+		PATH = await agentUidCliPath();
 		pool = new AgentUidPool(agentUidRange(undefined, true) as UidRange);
 		const uid = await pool.take();
 		user = { uid, gid: uid, home };
@@ -180,7 +195,7 @@ export async function cliSandbox(opts: { asAgentUser?: boolean } = {}): Promise<
 			let shown = "";
 			const result = await PROVIDERS[name].run(prompt, {
 				cwd: repo,
-				env: { ...cliEnv(name, home, vars), ...(proxy ? proxyEnv(proxy) : {}) },
+				env: { ...cliEnv(name, home, vars, PATH), ...(proxy ? proxyEnv(proxy) : {}) },
 				timeoutMs: 120_000,
 				scratchDir: scratch,
 				user,

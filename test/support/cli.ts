@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { type AddressInfo, createServer } from "node:net";
 import path from "node:path";
@@ -31,8 +31,20 @@ export function lisa(
 	env: NodeJS.ProcessEnv,
 	opts: { cwd?: string } = {},
 ): Promise<CliResult> {
-	return new Promise((resolve, reject) => {
-		const child = spawnLisa(args, env, opts.cwd);
+	return finished(spawnLisa(args, env, opts.cwd));
+}
+
+/** Any command (`npx lisa …`, `npm start`) from the repository, once it exited. */
+export function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+	// npm's notice of a newer npm is not the command's output.
+	const quiet = { ...env, npm_config_update_notifier: "false" };
+	return finished(
+		spawn(command, args, { cwd: ROOT, env: quiet, stdio: ["ignore", "pipe", "pipe"] }),
+	);
+}
+
+function finished(child: ChildProcessWithoutNullStreams | ReturnType<typeof spawnLisa>) {
+	return new Promise<CliResult>((resolve, reject) => {
 		let out = "";
 		let stdout = "";
 		let stderr = "";
@@ -45,11 +57,10 @@ export function lisa(
 			stderr += b.toString();
 		});
 		child.once("error", reject);
-		child.once("exit", (code) => resolve({ code, out, stdout, stderr }));
+		child.once("close", (code) => resolve({ code, out, stdout, stderr }));
 	});
 }
 
-/** A port nothing listens on (it was free a moment ago). */
 export async function closedPort(): Promise<number> {
 	const server = createServer();
 	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,4 +1,5 @@
 import type { ModelSpec } from "../../config/schema";
+import { usd } from "../../domain/cost";
 import { redact } from "../../domain/redact";
 import type { AgentRunUsage } from "../../domain/usage";
 import { StepFailure } from "../attempt/failure";
@@ -64,12 +65,16 @@ export async function runChain(
 		const env = agentEnv(m.provider, ctx.env);
 		const next = ctx.models[i + 1]?.spec;
 		ctx.heartbeat.check();
-		if (!(await provider.isAvailable(env, m.model, ctx.user))) {
-			const reason = `${m.provider} is not installed or not in PATH`;
-			attempts.push({ spec: m.spec, reason, transient: true });
-			await ctx.timeline.add("agent.unavailable", `${reason}${next ? `; trying ${next}` : ""}`, {
-				provider: m.spec,
-			});
+		const unavailable = await provider.unavailable(env, m.model, ctx.user);
+		if (unavailable) {
+			attempts.push({ spec: m.spec, reason: unavailable, transient: true });
+			await ctx.timeline.add(
+				"agent.unavailable",
+				`${unavailable}${next ? `; trying ${next}` : ""}`,
+				{
+					provider: m.spec,
+				},
+			);
 			continue;
 		}
 		ctx.budget?.before();
@@ -154,7 +159,7 @@ export async function runChain(
 	throw new StepFailure(exhaustedError(attempts), true, "agent");
 }
 
-/** ": 12 turns, 1,234 tokens in (+5,000 cached), 567 out, $0.0123" — what the run reported. */
+/** ": 12 turns, 1,234 tokens in (+5,000 cached), 567 out, $0.12" — what the run reported. */
 function usageText(report: AgentReport | undefined): string {
 	const u = report?.usage;
 	const parts = [
@@ -162,7 +167,7 @@ function usageText(report: AgentReport | undefined): string {
 		u
 			? `${u.inputTokens.toLocaleString("en")} tokens in${u.cacheReadTokens ? ` (+${u.cacheReadTokens.toLocaleString("en")} cached)` : ""}, ${u.outputTokens.toLocaleString("en")} out`
 			: undefined,
-		u?.costUsd !== undefined ? `$${u.costUsd.toFixed(4)}` : undefined,
+		u?.costUsd !== undefined ? usd(u.costUsd) : undefined,
 	].filter(Boolean);
 	return parts.length ? `: ${parts.join(", ")}` : "";
 }

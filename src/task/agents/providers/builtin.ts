@@ -4,8 +4,10 @@ import { type AgentResult, type AgentRunOptions, commandEnv, type Provider } fro
 /** The built-in agent behind the provider interface; its endpoint comes from `LISA_LLM_*`. */
 export const builtin: Provider = {
 	name: "builtin",
-	async isAvailable(env, model) {
-		return builtinConfig(env, model ?? env.LISA_LLM_MODEL) !== undefined;
+	async unavailable(env, model) {
+		return builtinConfig(env, model ?? env.LISA_LLM_MODEL)
+			? undefined
+			: "builtin: LISA_LLM_BASE_URL and LISA_LLM_MODEL are not set (not installed)";
 	},
 	async run(prompt: string, opts: AgentRunOptions): Promise<AgentResult> {
 		const cfg = builtinConfig(opts.env, opts.model ?? opts.env.LISA_LLM_MODEL);

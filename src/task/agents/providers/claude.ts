@@ -1,3 +1,4 @@
+import { usd } from "../../../domain/cost";
 import { oneLine } from "../../../domain/redact";
 import { sumUsage } from "../../../domain/usage";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
@@ -177,7 +178,7 @@ export function claudeReader(): OutputReader {
 					final = true;
 					return e.is_error === true
 						? `claude failed: ${oneLine(str(e.result) ?? str(e.subtype) ?? "error", 160)}`
-						: `claude finished: ${num(e.num_turns)} turns, $${num(e.total_cost_usd).toFixed(4)}`;
+						: `claude finished: ${num(e.num_turns)} turns, ${usd(num(e.total_cost_usd))}`;
 				default:
 					return undefined;
 			}

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { chown, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ProviderName } from "../../../config/schema";
@@ -56,14 +57,23 @@ export class CliProvider implements Provider {
 		this.supportsNativeWorktree = spec.nativeWorktree === true;
 	}
 
-	async isAvailable(env: NodeJS.ProcessEnv, _model?: string, user?: AgentUser): Promise<boolean> {
-		const r = await runProcess(this.spec.bin, ["--version"], {
+	async unavailable(
+		env: NodeJS.ProcessEnv,
+		_model?: string,
+		user?: AgentUser,
+	): Promise<string | undefined> {
+		const { bin } = this.spec;
+		const r = await runProcess(bin, ["--version"], {
 			cwd: user?.home ?? process.cwd(),
 			env,
 			timeoutMs: 30_000,
 			user,
 		});
-		return r.code === 0;
+		if (r.code === 0) return undefined;
+		if (r.error?.includes("ENOENT")) return `${bin} is not installed or not in PATH`;
+		if (r.error?.includes("EACCES"))
+			return `${bin} cannot be run${user ? ` by the agent's uid ${user.uid}` : ""}: EACCES on ${firstOnPath(bin, env.PATH) ?? bin} (the file, or a folder above it, is closed to that user)`;
+		return `\`${bin} --version\` failed (${r.error ?? r.signal ?? `exit ${r.code}`}): ${r.output.trim().split("\n").at(-1) ?? ""}`;
 	}
 
 	async run(prompt: string, opts: AgentRunOptions): Promise<AgentResult> {
@@ -125,6 +135,15 @@ export class CliProvider implements Provider {
 			if (file) await rm(file, { force: true });
 		}
 	}
+}
+
+/** The first `bin` on PATH, whoever may run it: the one an EACCES is about. */
+function firstOnPath(bin: string, pathVar = ""): string | undefined {
+	return pathVar
+		.split(path.delimiter)
+		.filter(Boolean)
+		.map((dir) => path.join(dir, bin))
+		.find((file) => existsSync(file));
 }
 
 /** `[flag, model]` when the spec names a model. */

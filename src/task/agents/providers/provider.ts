@@ -90,7 +90,12 @@ export interface Provider {
 	readonly name: ProviderName;
 	/** Claude Code can create and manage its own worktree (README › Providers and models). */
 	readonly supportsNativeWorktree?: boolean;
-	isAvailable(env: NodeJS.ProcessEnv, model?: string, user?: AgentUser): Promise<boolean>;
+	/** Why it cannot run here (not installed, not executable by the agent's uid); undefined: it can. */
+	unavailable(
+		env: NodeJS.ProcessEnv,
+		model?: string,
+		user?: AgentUser,
+	): Promise<string | undefined>;
 	run(prompt: string, opts: AgentRunOptions): Promise<AgentResult>;
 }
 

@@ -85,9 +85,14 @@ export async function mirrorTree(from: string, to: string): Promise<void> {
 /**
  * `from` mirrored under SHARED_DIR/<kind>, at a name derived from its path and `version`: made once
  * (in a temporary folder, then renamed, so an interrupted mirror is never used), and older mirrors
- * of the same path removed.
+ * of the same path removed. `only`: just these of its entries.
  */
-async function mirrored(kind: string, from: string, version: string): Promise<string> {
+async function mirrored(
+	kind: string,
+	from: string,
+	version: string,
+	only?: string[],
+): Promise<string> {
 	const parent = path.join(SHARED_DIR, kind);
 	const source = hash(realpathSync(from));
 	const target = path.join(parent, `${source}-${hash(version)}`);
@@ -101,7 +106,13 @@ async function mirrored(kind: string, from: string, version: string): Promise<st
 	const temp = `${target}.${randomUUID()}.partial`;
 	try {
 		await mkdir(temp, { mode: 0o755 });
-		await mirrorTree(from, path.join(temp, path.basename(from)));
+		const into = path.join(temp, path.basename(from));
+		if (only) {
+			await mkdir(into, { mode: 0o755 });
+			for (const name of only)
+				if (existsSync(path.join(from, name)))
+					await mirrorTree(path.join(from, name), path.join(into, name));
+		} else await mirrorTree(from, into);
 		await rename(temp, target).catch((err: NodeJS.ErrnoException) => {
 			// Another stack made the same mirror meanwhile: theirs is as good.
 			if (err.code !== "ENOTEMPTY" && err.code !== "EEXIST") throw err;
@@ -203,14 +214,18 @@ export async function agentReach(opts: ReachOptions): Promise<AgentReach> {
 	}
 	const clis = await reachableClis(pinned);
 	if (clis.closed) note("the pinned agent CLIs", clis.closed);
-	// Node.js installed in a closed folder (nvm in root's home): its whole prefix, npm included.
+	// Node.js installed in a closed folder (nvm in root's home): its programs and packages, npm
+	// included; never its etc/ (a global npmrc may hold a registry token).
 	const nodeBin = path.dirname(node);
 	const nodeClosed = closedFolder(node);
 	let agentPath = entries;
 	if (nodeClosed && path.basename(nodeBin) === "bin") {
 		const prefix = path.dirname(nodeBin);
 		const mirror = path.join(
-			await mirrored("node", prefix, `${process.version}:${statSync(node).mtimeMs}`),
+			await mirrored("node", prefix, `${process.version}:${statSync(node).mtimeMs}`, [
+				"bin",
+				"lib",
+			]),
 			"bin",
 		);
 		agentPath = entries.includes(nodeBin)

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -85,6 +86,12 @@ describe.skipIf(!ROOT)("what agents of other uids run", () => {
 		const node = path.join(prefix, "bin", "node");
 		await copyFile(process.execPath, node);
 		await chmod(node, 0o755);
+		// A global npmrc with a registry token: never where agents can read it.
+		await mkdir(path.join(prefix, "etc"));
+		await writeFile(
+			path.join(prefix, "etc", "npmrc"),
+			"//registry.example/:_authToken=npm_secret\n",
+		);
 		await chmod(path.dirname(prefix), 0o700);
 		const data = await mkdtemp(path.join(dir, "data-"));
 		await chmod(data, 0o711);
@@ -104,6 +111,7 @@ describe.skipIf(!ROOT)("what agents of other uids run", () => {
 		expect(reach.workspaces).toBe(path.join(data, "workspaces"));
 		const { stdout } = await asNobody("node", ["--version"], { PATH: reach.path });
 		expect(stdout.trim()).toBe(process.version);
+		expect(existsSync(path.join(first as string, "..", "etc"))).toBe(false);
 		await rm(path.dirname(path.dirname(path.dirname(first as string))), {
 			recursive: true,
 			force: true,

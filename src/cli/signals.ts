@@ -22,10 +22,14 @@ export function onStop(stop: (why: string) => void, forcedCode = 1): void {
 	// Started by npm (its script `exec`s this process), killed without passing the signal on: this
 	// process is re-parented, and stops instead of serving on as an orphan. Only under npm: started
 	// some other way (`nohup node … start &`), its parent may go freely.
+	// npm going is no second signal: it never forces the exit of a stop under way (npm dies of the
+	// same SIGHUP that is stopping this process, and the stop may take more than a second).
 	if (process.env.npm_lifecycle_event) {
 		const parent = process.ppid;
-		setInterval(() => {
-			if (process.ppid !== parent) handle(`npm (process ${parent}) is gone`);
+		const watch = setInterval(() => {
+			if (process.ppid === parent) return;
+			clearInterval(watch);
+			if (stopping === undefined) handle(`npm (process ${parent}) is gone`);
 		}, 1_000).unref();
 	}
 }

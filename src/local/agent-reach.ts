@@ -50,8 +50,7 @@ export function closedFolder(p: string): string | undefined {
 	});
 }
 
-const hash = (...parts: string[]) =>
-	createHash("sha256").update(parts.join("\0")).digest("hex").slice(0, 12);
+const hash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 12);
 
 /**
  * Copies the tree at `from` to `to`: folders open to everyone (0755), files as hard links (a copy

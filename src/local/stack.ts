@@ -81,15 +81,16 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 		for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 	};
 	try {
+		// Undone in reverse: the server stops taking requests before the store they need stops.
 		const lock = await holdDataDir(base.dataDir);
 		cleanups.push(() => lock.release());
+		const aws = await startEmbeddedAws(path.join(base.dataDir, "dynamodb"));
+		cleanups.push(() => aws.stop());
 		let app: Hono | undefined;
 		const server = await listen(base.port, (req) =>
 			app ? app.fetch(req) : new Response("starting", { status: 503 }),
 		);
 		cleanups.push(() => closeServer(server));
-		const aws = await startEmbeddedAws(path.join(base.dataDir, "dynamodb"));
-		cleanups.push(() => aws.stop());
 		const reach = await agentReach({
 			dataDir: base.dataDir,
 			otherUids: uidRange !== undefined,
@@ -196,7 +197,6 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 				await Promise.all(pollers.map((p) => p.stop()));
 				await sweeping?.catch(() => {});
 				await launcher.stopAll();
-				await closeServer(server);
 				await undo();
 			},
 		};

@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
-import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closedFolder, mirrorTree } from "../../src/local/agent-reach";
+import { closedFolder } from "../../src/local/agent-reach";
 import { DEFAULT_AGENT_UIDS } from "../../src/local/agent-users";
+import { copyCheckout } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import { isRunning } from "../support/task";
 import { WEBHOOK_SECRET } from "../support/world";
@@ -110,11 +111,8 @@ describe("npm start as another user", () => {
 			let root = fileURLToPath(new URL("../..", import.meta.url));
 			// A checkout closed to other users (root's home, mktemp -d): nobody runs a copy of it.
 			if (closedFolder(root)) {
-				const copy = path.join(dir, "checkout");
-				await mkdir(copy, { mode: 0o755 });
-				for (const part of ["src", "node_modules", "package.json"])
-					await mirrorTree(path.join(root, part), path.join(copy, part));
-				root = copy;
+				root = path.join(dir, "checkout");
+				await copyCheckout(root);
 			}
 			const tsx = pathToFileURL(createRequire(path.join(root, "package.json")).resolve("tsx")).href;
 			const child = spawn(

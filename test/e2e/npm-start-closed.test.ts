@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mirrorTree, SHARED_DIR } from "../../src/local/agent-reach";
+import { SHARED_DIR } from "../../src/local/agent-reach";
 import { type AnthropicDouble, startAnthropicDouble } from "../doubles/models/anthropic";
 import { modelEnv } from "../support/agent-cli";
+import { copyCheckout } from "../support/cli";
 import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -16,7 +16,6 @@ import { createStackWorld, type StackWorld } from "../support/stack";
 // pinned CLIs where they can, says so in one line, and a run's agent (the real claude) works.
 
 const ROOT = process.getuid?.() === 0;
-const CHECKOUT = fileURLToPath(new URL("../..", import.meta.url));
 
 let w: StackWorld;
 let model: AnthropicDouble;
@@ -36,9 +35,7 @@ beforeAll(async () => {
 	// A home folder closed to others, with a checkout in it (hard links: no 1.2 GB copy).
 	home = await mkdtemp(path.join(os.tmpdir(), "lisa-home-"));
 	checkout = path.join(home, "lisa");
-	await mkdir(path.join(checkout, "agents"), { recursive: true });
-	for (const part of ["src", "node_modules", "package.json", "agents/node_modules"])
-		await mirrorTree(path.join(CHECKOUT, part), path.join(checkout, part));
+	await copyCheckout(checkout, { agents: true });
 });
 afterAll(async () => {
 	if (npm?.pid && npm.exitCode === null) process.kill(-npm.pid, "SIGKILL");

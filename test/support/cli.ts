@@ -1,13 +1,30 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { type AddressInfo, createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { mirrorTree } from "../../src/local/agent-reach";
 
 // The `lisa` CLI as a real child process (argv, env, exit code), as a user runs it.
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+/**
+ * This checkout at `into` as hard links (no 1.2 GB copy), with what `npm start` needs to run there:
+ * its code and packages, and with `agents` the pinned CLIs. `into` is made open to other users.
+ */
+export async function copyCheckout(into: string, opts: { agents?: boolean } = {}): Promise<void> {
+	await mkdir(path.join(into, "agents"), { recursive: true, mode: 0o755 });
+	const parts = [
+		"src",
+		"node_modules",
+		"package.json",
+		...(opts.agents ? ["agents/node_modules"] : []),
+	];
+	for (const part of parts) await mirrorTree(path.join(ROOT, part), path.join(into, part));
+}
 
 /** `node --import tsx src/cli/main.ts <args>` from the repository, stdout and stderr piped. */
 export function spawnLisa(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT) {

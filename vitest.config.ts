@@ -44,7 +44,7 @@ const e2e = [
 	"src/task/bundle.test.ts",
 	"src/task/agents/{budget,chain,supervise}.test.ts",
 	"src/task/attempt/superseded.test.ts",
-	"src/task/sandbox/{identity,isolation,permissions}.test.ts",
+	"src/task/sandbox/{identity,isolation,permissions,processes}.test.ts",
 	"src/task/steps/{checks,follow-up,plan,epic-phases}.test.ts",
 ];
 

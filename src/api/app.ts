@@ -13,6 +13,7 @@ import type { ApiDeps } from "./deps";
 import { FAVICON } from "./favicon";
 import { openApiDocument } from "./openapi";
 import { runsRoutes } from "./runs";
+import { signIn } from "./sign-in";
 
 /** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
@@ -79,6 +80,8 @@ export function createApp(deps: ApiDeps): Hono {
 			"cache-control": "public, max-age=86400",
 		}),
 	);
+	// A printed link's one-time code for the read-only token (sign-in.ts); a code is a few dozen bytes.
+	app.post("/dashboard/sign-in", bodyAtMost(1024), (c) => signIn(c, deps));
 	app.get("/dashboard.js", (c) =>
 		c.body(DASHBOARD_JS, 200, { "content-type": "text/javascript; charset=utf-8" }),
 	);

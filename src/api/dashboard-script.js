@@ -235,12 +235,23 @@ export function dashboardMain() {
 		return body;
 	}
 
-	// A link may carry the token in its fragment (`/#token=…`, as `npm run demo` prints it): the
-	// fragment never reaches a server or its logs, and it is taken off the address at once.
-	const linked = new URLSearchParams(location.hash.slice(1)).get("token");
-	if (linked) {
-		localStorage.setItem("lisaToken", linked.trim());
-		history.replaceState(null, "", `${location.pathname}${location.search}`);
+	// A printed link carries a one-time sign-in code (`/#code=…`, as `npm start` and `npm run demo`
+	// print it), never the token: the browser's history keeps every address it opened. The page
+	// trades the code for the read-only token (POST /dashboard/sign-in), after which the code is spent.
+	const code = new URLSearchParams(location.hash.slice(1)).get("code");
+	if (code) history.replaceState(null, "", `${location.pathname}${location.search}`);
+	/** @param {string} given */
+	async function redeem(given) {
+		const res = await fetch("/dashboard/sign-in", {
+			method: "POST",
+			headers: { "content-type": "application/json" },
+			body: JSON.stringify({ code: given }),
+		});
+		if (res.ok) {
+			/** @type {{ token: string }} */
+			const body = await res.json();
+			localStorage.setItem("lisaToken", body.token);
+		} else $("spent").hidden = false;
 	}
 
 	login.addEventListener("submit", (e) => {
@@ -248,6 +259,7 @@ export function dashboardMain() {
 		localStorage.setItem("lisaToken", /** @type {HTMLInputElement} */ ($("token")).value.trim());
 		login.hidden = true;
 		$("refused").hidden = true;
+		$("spent").hidden = true;
 		start();
 	});
 
@@ -1278,5 +1290,5 @@ export function dashboardMain() {
 		list().catch(shown);
 		setInterval(() => token() && list().catch(shown), 3000);
 	}
-	start().catch(shown);
+	(code ? redeem(code) : Promise.resolve()).then(start).catch(shown);
 }

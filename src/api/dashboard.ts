@@ -1,8 +1,10 @@
 import { UPLOT_CSS, UPLOT_JS } from "./assets";
 import { dashboardMain } from "./dashboard-script";
+import { SIGN_IN_CODE_TTL_MS } from "./sign-in";
 
 // The dashboard page: static HTML over the runs API, no build step. It holds no data itself; the
-// browser asks for a token once (the read-only one is enough) and keeps it in localStorage. The
+// browser asks for a token once (the read-only one is enough), or trades a printed link's one-time
+// code for the read-only token (sign-in.ts), and keeps it in localStorage. The
 // script is the source of dashboardMain (dashboard-script.js), served as /dashboard.js, so the
 // page's CSP allows no inline script. It reaches the Lambda bundle as any import does.
 
@@ -92,6 +94,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <main>
   <form id="login" hidden>
     <p>Paste an API token: the read-only token is enough to watch (<code>npm start</code> prints both; in AWS they are the <code>ReadToken</code> and <code>ApiToken</code> secrets).</p>
+    <p id="spent" class="error" hidden>That sign-in link was used already or has expired: a link signs in once, within ${SIGN_IN_CODE_TTL_MS / 60_000} minutes. Paste the read token (<code>npm start</code> prints it).</p>
     <p id="refused" class="error" hidden>That token was refused (401): it is not one of this Lisa's tokens. Paste its API token or read token.</p>
     <input id="token" type="password" size="44" autocomplete="off"> <button>Open</button>
   </form>

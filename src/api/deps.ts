@@ -1,6 +1,7 @@
 import type { SourceName } from "../config/schema";
 import type { Settings } from "../config/settings";
 import type { PipelineDeps } from "../pipeline/deps";
+import type { SignInCodes } from "./sign-in";
 
 /** The API reads runs and enqueues work; it never launches tasks or changes a run's status. */
 export type ApiDeps = Pick<
@@ -15,4 +16,6 @@ export type ApiDeps = Pick<
 	 * no credentials.
 	 */
 	selfActorId(source: SourceName): Promise<string | undefined>;
+	/** The dashboard's one-time sign-in codes, where a process prints them (the local stack). */
+	signInCodes?: SignInCodes;
 };

@@ -119,7 +119,7 @@ export const costAnswer = z
 	.object({
 		modelUsd: usdAmount.nullable().meta({
 			description:
-				"What the agents' models cost, as the CLIs reported it or priced from `pricing` and the built-in list; null when some agent run's cost is unknown (`unknown` says which), never a guessed zero",
+				"What the agents' models cost: each agent run's tokens priced from `pricing` and the built-in list, or what its CLI reported if that is more; null when some agent run's cost is unknown (`unknown` says which), never a guessed zero",
 		}),
 		computeUsd: usdAmount.meta({
 			description: "The agent containers' time at `compute_pricing` (zero on the local stack)",
@@ -127,7 +127,7 @@ export const costAnswer = z
 		totalUsd: usdAmount.nullable().meta({ description: "model + compute; null with the model's" }),
 		knownUsd: usdAmount.meta({
 			description:
-				"What is known for sure (what a budget counts): priced or reported model spend plus compute",
+				"What is known for sure: priced model spend (of a model without a price, what its CLI reported: a floor) plus compute",
 		}),
 		unknown: z
 			.array(z.string())
@@ -147,6 +147,10 @@ const attemptCostAnswer = z.object({
 		.nullable()
 		.meta({ description: "Null when some agent run's cost is unknown" }),
 	knownModelUsd: usdAmount,
+	spentModelUsd: usdAmount.optional().meta({
+		description:
+			"With some agent run's cost unknown, what budgets count of the model spend: each such run at the larger of its CLI's figure and its tokens at the dearest price Lisa knows",
+	}),
 	computeUsd: usdAmount,
 	unknown: z.array(z.string()).optional(),
 });
@@ -224,13 +228,22 @@ const approvalRequest = z.looseObject({
 });
 
 const approval = z.object({
-	by: z.string(),
+	by: z.string().meta({
+		description: "Who said yes: a GitHub login, `api`, or a Linear user's name (a label)",
+	}),
+	byId: z.string().optional().meta({
+		description: "For a yes in the Linear agent session: the Linear user's id",
+	}),
 	via: z.enum(["api", "github", "linear"]),
 	at: z.string(),
 	limitUsd: z.number().meta({ description: "The limit the approval set" }),
 	spentUsd: z.number().meta({ description: "What the run had spent when approved" }),
 	requestedAt: z.string().meta({ description: "The approval request it answered" }),
 	steps: z.array(z.number().int()).meta({ description: "The steps it launched" }),
+	commentId: z.string().optional().meta({
+		description:
+			"The comment (or Linear session message) that said yes: each approves one request, made before it was written",
+	}),
 });
 
 const epicTaskAnswer = z.object({
@@ -240,7 +253,7 @@ const epicTaskAnswer = z.object({
 	dependsOn: z.array(z.string()).meta({ description: "Task ids that must be done first" }),
 	status: z.enum(EPIC_TASK_STATUSES).meta({
 		description:
-			"planned (no sub-issue yet), waiting (for its dependencies), running, in_review (its pull requests wait to be merged), done, failed, blocked (a task it depends on failed)",
+			"planned (no sub-issue yet), waiting (for its dependencies), running, in_review (its pull requests wait to be merged), done, failed, cancelled (its run was), blocked (a task it depends on failed or was cancelled)",
 	}),
 	issue: z
 		.object({ key: z.string().optional(), url: z.string().optional() })

@@ -1,3 +1,4 @@
+import { SIGN_IN_CODE_TTL_MS } from "../api/sign-in";
 import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
 import type { Settings } from "../config/settings";
@@ -127,6 +128,8 @@ export function banner(input: {
 	publicUrl: string;
 	apiToken: string;
 	readToken: string;
+	/** The dashboard with a one-time sign-in code (src/api/sign-in.ts). */
+	signInLink: string;
 	dataDir: string;
 	agentUids?: { first: number; last: number };
 	/** Where the steps' workspaces are. */
@@ -143,7 +146,7 @@ export function banner(input: {
 			? ["  needs attention:", ...input.readiness.missing.map((l) => `  ✗ ${l}`), ""]
 			: []),
 		`  health:        ${input.url}/healthz`,
-		`  dashboard:     ${input.url}/`,
+		`  dashboard:     ${input.signInLink}   (signs in once, within ${SIGN_IN_CODE_TTL_MS / 60_000} min; then paste the read token)`,
 		`  runs API:      ${input.url}/api/runs`,
 		`  API token:     ${input.apiToken}   (Authorization: Bearer <token>; LISA_API_TOKEN)`,
 		`  read token:    ${input.readToken}   (read-only, for dashboards; LISA_READ_TOKEN)`,

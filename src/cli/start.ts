@@ -31,6 +31,7 @@ export async function startCommand(env: NodeJS.ProcessEnv): Promise<void> {
 			publicUrl: settings.publicUrl ?? stack.url,
 			apiToken: stack.apiToken,
 			readToken: stack.readToken,
+			signInLink: stack.signInLink(),
 			dataDir: settings.dataDir,
 			agentUids: stack.agentUids,
 			workspaces: agentReach.workspaces,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isContinue, type RunMoney, withBudget } from "./budget";
+import { commentRefusal, type RunMoney, withBudget } from "./budget";
 import { decideOnStepFinished, type StepOutcome } from "./progress";
 import { newRun, newStep, planStep, type Run } from "./run";
 
@@ -127,13 +127,22 @@ describe("withBudget", () => {
 	});
 });
 
-describe("isContinue", () => {
-	it("is `/lisa continue` starting a line; a bare 'continue' only in the session that asked", () => {
-		expect(isContinue("Looks fine.\n/lisa continue")).toBe(true);
-		expect(isContinue("  /LISA Continue please")).toBe(true);
-		expect(isContinue("please /lisa continue")).toBe(false);
-		expect(isContinue("continue")).toBe(false);
-		expect(isContinue("Continue.", true)).toBe(true);
-		expect(isContinue("continue with the tests", true)).toBe(false);
+describe("commentRefusal", () => {
+	const request = { requestedAt: "2026-11-24T12:00:00.000Z" };
+	const comment = (writtenAt?: string) => ({ id: "comment-7", writtenAt });
+
+	it("approves with a comment written since the request, once", () => {
+		expect(commentRefusal(request, [], comment("2026-11-24T12:00:00.000Z"))).toBeUndefined();
+		expect(commentRefusal(request, [{}], comment("2026-11-24T12:05:00.000Z"))).toBeUndefined();
+		expect(
+			commentRefusal(request, [{ commentId: "comment-7" }], comment("2026-11-24T12:05:00.000Z")),
+		).toBe("comment-7 already approved a request");
+	});
+
+	it("never with a comment older than the request, or of no known time", () => {
+		expect(commentRefusal(request, [], comment("2026-11-24T11:59:59.999Z"))).toBe(
+			"comment-7 was written at 2026-11-24T11:59:59.999Z, before the request of 2026-11-24T12:00:00.000Z",
+		);
+		expect(commentRefusal(request, [], comment())).toBe("comment-7 says no time it was written");
 	});
 });

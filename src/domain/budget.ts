@@ -1,6 +1,6 @@
-import { type Costing, runCost, usd } from "./cost";
+import { type Costing, runSpentUsd, usd } from "./cost";
 import type { Decision } from "./progress";
-import type { ApprovalRequest, Run, RunPatch, Step } from "./run";
+import type { Approval, ApprovalRequest, Run, RunPatch, Step } from "./run";
 import { nextRunStatus } from "./states";
 
 // Budgets that pause and ask (README › Cost and budgets). Pure: the handlers read what a run's pull
@@ -23,9 +23,9 @@ export function limitOf(run: Pick<Run, "limitUsd" | "config">, parent?: Pick<Run
 	return Math.max(run.limitUsd ?? 0, parent?.limitUsd ?? 0, configured);
 }
 
-/** What the run and its pull request's other runs spent, as far as it is known. */
+/** What the run and its pull request's other runs spent, as a budget counts it (`runSpentUsd`). */
 export const spentUsd = (run: Pick<Run, "steps">, money: Pick<RunMoney, "othersUsd">) =>
-	money.othersUsd + runCost(run).knownUsd;
+	money.othersUsd + runSpentUsd(run);
 
 export function approvalRequest(
 	run: Run,
@@ -215,9 +215,18 @@ export function approvalComment(request: ApprovalRequest, runUrl: string): strin
 }
 
 /**
- * `/lisa continue` starting a line: a yes to the run's pending approval. In the Linear session, which
- * asked for the answer, a message that is just "continue" is one too.
+ * Why a comment's yes approves nothing: a comment approves at most once, and only a request that
+ * existed when it was written (a comment sent again later never answers a newer request).
  */
-export const isContinue = (text: string, session = false) =>
-	/^[ \t]*\/lisa[ \t]+continue\b/im.test(text) ||
-	(session && /^\s*continue\s*[.!]?\s*$/i.test(text));
+export function commentRefusal(
+	request: Pick<ApprovalRequest, "requestedAt">,
+	approvals: readonly Pick<Approval, "commentId">[],
+	comment: { id: string; writtenAt?: string },
+): string | undefined {
+	if (approvals.some((a) => a.commentId === comment.id))
+		return `${comment.id} already approved a request`;
+	if (comment.writtenAt === undefined) return `${comment.id} says no time it was written`;
+	if (Date.parse(comment.writtenAt) < Date.parse(request.requestedAt))
+		return `${comment.id} was written at ${comment.writtenAt}, before the request of ${request.requestedAt}`;
+	return undefined;
+}

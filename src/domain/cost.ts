@@ -1,8 +1,14 @@
-import type { AgentRunUsage, AttemptCost, AttemptUsage, StepAttemptUsage } from "./usage";
+import type {
+	AgentRunUsage,
+	AttemptCost,
+	AttemptUsage,
+	StepAttemptUsage,
+	TokenUsage,
+} from "./usage";
 
-// What a run costs (README › Cost and budgets): the model spend of every agent run, as its CLI
-// reported it or priced from a table, plus the agent containers' time. A cost nobody can know is
-// null and says why; it is never a guessed zero.
+// What a run costs (README › Cost and budgets): the model spend of every agent run, the larger of
+// what its CLI reported and its tokens priced from a table, plus the agent containers' time. A cost
+// nobody can know is null and says why; it is never a guessed zero.
 
 /** USD per million tokens. */
 export interface TokenPrice {
@@ -108,27 +114,62 @@ export function priceOf(
 	return hit ? LIST_PRICES[hit] : undefined;
 }
 
-/** One agent run's model cost: as reported, else priced; null (with why) when neither is possible. */
-export function agentRunCost(
-	run: AgentRunUsage,
-	prices: PriceTable,
-): { usd: number; unknown?: undefined } | { usd: null; unknown: string } {
-	const u = run.usage;
-	if (!u) return { usd: null, unknown: `${run.model}: reported no usage` };
-	if (u.costUsd !== undefined) return { usd: u.costUsd };
-	const p = priceOf(run.model, prices, run.servedModel);
-	if (!p)
-		return {
-			usd: null,
-			unknown: `${run.servedModel ? `${run.model} (${run.servedModel})` : run.model}: no price (set pricing in the config)`,
-		};
+/** What these tokens cost at this price. */
+const priced = (u: TokenUsage, p: TokenPrice) =>
+	(u.inputTokens * p.input +
+		u.outputTokens * p.output +
+		u.cacheReadTokens * p.cache_read +
+		u.cacheWriteTokens * p.cache_write) /
+	1e6;
+
+/** Per kind of token, the dearest price Lisa knows (the list's and the config's). */
+export function dearestPrice(prices: PriceTable): TokenPrice {
+	const all = [...Object.values(LIST_PRICES), ...Object.values(prices)];
+	const most = (kind: keyof TokenPrice) => Math.max(...all.map((p) => p[kind]));
 	return {
-		usd:
-			(u.inputTokens * p.input +
-				u.outputTokens * p.output +
-				u.cacheReadTokens * p.cache_read +
-				u.cacheWriteTokens * p.cache_write) /
-			1e6,
+		input: most("input"),
+		output: most("output"),
+		cache_read: most("cache_read"),
+		cache_write: most("cache_write"),
+	};
+}
+
+/** One agent run's model cost, as recorded and as a budget counts it. */
+export interface AgentRunCost {
+	/** The larger of the CLI's figure and the tokens at the model's price; null when unknown. */
+	usd: number | null;
+	/** What is known for sure: `usd`, else the CLI's figure (a floor), else 0. */
+	knownUsd: number;
+	/** What a budget counts: `usd`, else the larger of the CLI's figure and the tokens at the dearest price. */
+	spentUsd: number;
+	/** Why `usd` is null. */
+	unknown?: string;
+}
+
+/**
+ * The one decision of what an agent run cost (README › Cost and budgets). A CLI's own figure can
+ * be low (its price table, a summary that disagrees with what it streamed, a forged `0`), so it is
+ * never believed below the tokens at the model's price. A model Lisa cannot price makes the cost
+ * unknown, the CLI's figure only a floor; a budget counts such a run's tokens at the dearest price
+ * it knows, so an unpriced model never spends unwatched.
+ */
+export function agentRunCost(run: AgentRunUsage, prices: PriceTable): AgentRunCost {
+	const u = run.usage;
+	if (!u)
+		return { usd: null, knownUsd: 0, spentUsd: 0, unknown: `${run.model}: reported no usage` };
+	const reported = u.costUsd ?? 0;
+	const p = priceOf(run.model, prices, run.servedModel);
+	if (p) {
+		const cost = Math.max(reported, priced(u, p));
+		return { usd: cost, knownUsd: cost, spentUsd: cost };
+	}
+	const name = run.servedModel ? `${run.model} (${run.servedModel})` : run.model;
+	const floor = u.costUsd === undefined ? "" : `; its CLI reported ${usd(u.costUsd)}, a floor`;
+	return {
+		usd: null,
+		knownUsd: reported,
+		spentUsd: Math.max(reported, priced(u, dearestPrice(prices))),
+		unknown: `${name}: no price (set pricing in the config)${floor}`,
 	};
 }
 
@@ -138,19 +179,35 @@ export function attemptCost(
 	costing: Costing,
 ): AttemptCost {
 	let known = 0;
+	let spent = 0;
 	const unknown: string[] = [];
 	for (const run of usage?.runs ?? []) {
 		const c = agentRunCost(run, costing.prices);
-		if (c.usd === null) unknown.push(c.unknown);
-		else known += c.usd;
+		known += c.knownUsd;
+		spent += c.spentUsd;
+		if (c.unknown) unknown.push(c.unknown);
 	}
 	return {
 		modelUsd: unknown.length ? null : known,
 		knownModelUsd: known,
+		...(unknown.length ? { spentModelUsd: spent } : {}),
 		computeUsd: Math.max(0, seconds) * costing.computeUsdPerSecond,
 		...(unknown.length ? { unknown } : {}),
 	};
 }
+
+/** What a budget counts of an attempt: its model spend (an unknown run's as it was counted) and compute. */
+export const attemptSpentUsd = (c: AttemptCost | undefined): number =>
+	c ? (c.spentModelUsd ?? c.knownModelUsd) + c.computeUsd : 0;
+
+/** What a budget counts of a run's own steps (its follow-up rounds are runs of their own). */
+export const runSpentUsd = (run: {
+	steps: readonly { usage?: readonly StepAttemptUsage[] }[];
+}): number =>
+	run.steps.reduce(
+		(sum, s) => sum + (s.usage ?? []).reduce((n, a) => n + attemptSpentUsd(a.cost), 0),
+		0,
+	);
 
 /** What a run (or a step, or several runs) cost, summed from its attempts. */
 export interface Cost {
@@ -159,7 +216,7 @@ export interface Cost {
 	computeUsd: number;
 	/** model + compute; null with the model's. */
 	totalUsd: number | null;
-	/** What is known for sure (a budget counts it): priced or reported model spend plus compute. */
+	/** What is known for sure: priced model spend (or a CLI's figure, a floor) plus compute. */
 	knownUsd: number;
 	/** The agent runs whose cost is unknown, and why. */
 	unknown: string[];

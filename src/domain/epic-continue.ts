@@ -3,7 +3,7 @@ import type { Run } from "./run";
 
 // `lisa plan --continue` / a retry of an epic run (README › Epics): the new run keeps the plan, the
 // sub-issues and their relations, the progress comment and every task done or in review; a task
-// that failed, or was running when the epic ended (its run ended with it), gets a new run, and the
+// that failed or was cancelled, or still showed running when the epic ended, gets a new run, and the
 // tasks it blocked wait for it again. Pure.
 
 /** The epic state a continuing run starts from. */
@@ -20,7 +20,7 @@ export function continueEpic(previous: Run): EpicState {
 }
 
 function again(task: EpicTaskState): EpicTaskState {
-	if (!["failed", "blocked", "running"].includes(task.status)) return task;
+	if (!["failed", "cancelled", "blocked", "running"].includes(task.status)) return task;
 	const { runId: _run, prUrls: _prs, reason: _reason, ...rest } = task;
 	return { ...rest, status: task.issue ? "waiting" : "planned" };
 }

@@ -77,9 +77,12 @@ export function readyTasks(tasks: readonly EpicTaskState[]): EpicTaskState[] {
 /** A task not started yet: it may still start, or be blocked. */
 const UNSTARTED = new Set<EpicTaskState["status"]>(["planned", "waiting", "blocked"]);
 
+/** Tasks that will not be done: their run failed or was cancelled. */
+const ENDED_UNDONE = new Set<EpicTaskState["status"]>(["failed", "cancelled"]);
+
 /**
  * The tasks that can never start: each unstarted task depending, directly or through other such
- * tasks, on a failed one → the failed task's id (the first found, in dependency order).
+ * tasks, on a failed or cancelled one → that task's id (the first found, in dependency order).
  */
 export function blockedBy(tasks: readonly EpicTaskState[]): Map<string, string> {
 	const byId = new Map(tasks.map((t) => [t.id, t]));
@@ -88,7 +91,8 @@ export function blockedBy(tasks: readonly EpicTaskState[]): Map<string, string> 
 		const task = byId.get(id) as EpicTaskState;
 		if (!UNSTARTED.has(task.status)) continue;
 		for (const dep of task.dependsOn) {
-			const root = byId.get(dep)?.status === "failed" ? dep : blocked.get(dep);
+			const status = byId.get(dep)?.status;
+			const root = status && ENDED_UNDONE.has(status) ? dep : blocked.get(dep);
 			if (root === undefined) continue;
 			blocked.set(id, root);
 			break;
@@ -98,8 +102,9 @@ export function blockedBy(tasks: readonly EpicTaskState[]): Map<string, string> 
 }
 
 /**
- * Where the epic's tasks stand: succeeded when every task is done; failed when some task failed
- * and nothing is running, waiting for its merge or still able to start; running otherwise.
+ * Where the epic's tasks stand: succeeded when every task is done; failed when some task failed (or
+ * was cancelled) and nothing is running, waiting for its merge or still able to start; running
+ * otherwise.
  */
 export function epicOutcome(tasks: readonly EpicTaskState[]): "running" | "succeeded" | "failed" {
 	if (tasks.every((t) => t.status === "done")) return "succeeded";

@@ -65,6 +65,12 @@ export function taskProgress(
 	// Requested, not created yet: the intake creates it.
 	if (!run || !isTerminalRun(run.status)) return { status: "running" };
 	const urls = prUrls(run);
+	if (run.status === "cancelled")
+		return {
+			status: "cancelled",
+			prUrls: urls,
+			reason: (run.error ?? "its run was cancelled").slice(0, 1_000),
+		};
 	if (run.status !== "succeeded")
 		return {
 			status: "failed",
@@ -110,6 +116,7 @@ const ICON: Record<EpicTaskStatus, string> = {
 	in_review: "👀",
 	done: "✅",
 	failed: "❌",
+	cancelled: "⏹️",
 	blocked: "⛔",
 };
 
@@ -120,6 +127,7 @@ const SAID: Record<EpicTaskStatus, string> = {
 	in_review: "in review (its pull requests wait to be merged)",
 	done: "done",
 	failed: "failed",
+	cancelled: "cancelled",
 	blocked: "blocked",
 };
 
@@ -132,7 +140,7 @@ export function epicProgressComment(run: Run, runUrl: string): string {
 		const waits =
 			t.status === "waiting" && t.dependsOn.length ? ` for ${t.dependsOn.join(", ")}` : "";
 		const why =
-			t.reason && (t.status === "failed" || t.status === "blocked")
+			t.reason && (t.status === "failed" || t.status === "cancelled" || t.status === "blocked")
 				? `: ${oneLineTitle(t.reason, 300)}`
 				: "";
 		const prs = t.prUrls?.length ? ` · ${t.prUrls.join(" ")}` : "";
@@ -170,12 +178,12 @@ export function needsSpecComment(
 	].join("\n");
 }
 
-/** Why an epic failed: its failed tasks with their reasons, and the tasks they block. */
+/** Why an epic failed: its failed (or cancelled) tasks with their reasons, and the tasks they block. */
 export function epicFailure(tasks: readonly EpicTaskState[]): string {
-	const failed = tasks.filter((t) => t.status === "failed");
+	const failed = tasks.filter((t) => t.status === "failed" || t.status === "cancelled");
 	const blocked = tasks.filter((t) => t.status === "blocked").map((t) => t.id);
 	return [
-		...failed.map((t) => `task ${t.id} failed: ${t.reason ?? "its run failed"}`),
+		...failed.map((t) => `task ${t.id} ${t.status}: ${t.reason ?? `its run ${t.status}`}`),
 		...(blocked.length ? [`blocked, so never started: ${blocked.join(", ")}`] : []),
 	]
 		.join("; ")

@@ -92,8 +92,9 @@ export type PhaseVerdict<T> = { ok: true; value: T } | { ok: false; missing: str
 /**
  * Where a task of a running epic is: planned (not in the tracker yet); waiting (its sub-issue exists,
  * for its dependencies); running (its run is active); in_review (its run succeeded, its pull
- * requests wait to be merged, when `source_config.merged` is set); done; failed; blocked (a task it
- * depends on failed: it will not start).
+ * requests wait to be merged, when `source_config.merged` is set); done; failed; cancelled (its run
+ * was, as when its epic was cancelled); blocked (a task it depends on failed or was cancelled: it will
+ * not start). Each follows the task's run, whether the epic still runs or ended.
  */
 export const EPIC_TASK_STATUSES = [
 	"planned",
@@ -102,6 +103,7 @@ export const EPIC_TASK_STATUSES = [
 	"in_review",
 	"done",
 	"failed",
+	"cancelled",
 	"blocked",
 ] as const;
 export type EpicTaskStatus = (typeof EPIC_TASK_STATUSES)[number];

@@ -14,7 +14,6 @@ import {
 	MAX_REPLIES,
 	MAX_ROUND_INPUT_BYTES,
 	mayDrive,
-	mentionsLisa,
 } from "./follow-up";
 
 /** The defaults, spelled out: the test of the defaults compares with these. */
@@ -262,24 +261,6 @@ describe("mayDrive", () => {
 		for (const association of ["OWNER", "MEMBER", "COLLABORATOR"])
 			expect(mayDrive({ trigger: "mention", author: "x", association }, SETTINGS)).toBe(true);
 		expect(mayDrive({ trigger: "mention", author: "x" }, SETTINGS)).toBe(false);
-	});
-});
-
-describe("mentionsLisa", () => {
-	it("finds @login anywhere and /lisa at the start of a line", () => {
-		expect(mentionsLisa("hey @lisa-bot please add a test", "lisa-bot")).toBe(true);
-		expect(mentionsLisa("@Lisa-Bot fix", "lisa-bot")).toBe(true);
-		expect(mentionsLisa("thanks\n  /lisa handle the empty case", "lisa-bot")).toBe(true);
-		expect(mentionsLisa("@lisa please", "lisa[bot]")).toBe(true);
-	});
-
-	it("is not fooled by longer logins, emails, paths or /lisa mid-line", () => {
-		expect(mentionsLisa("@lisa-bot2 fix", "lisa-bot")).toBe(false);
-		expect(mentionsLisa("mail me at me@lisa-bot", "lisa-bot")).toBe(false);
-		expect(mentionsLisa("see src/@lisa-bot/x", "lisa-bot")).toBe(false);
-		expect(mentionsLisa("run it like /lisa does", "lisa-bot")).toBe(false);
-		expect(mentionsLisa("/lisabot", undefined)).toBe(false);
-		expect(mentionsLisa("@lisa-bot", undefined)).toBe(false);
 	});
 });
 

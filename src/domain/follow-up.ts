@@ -72,6 +72,8 @@ export interface Instruction {
 	author?: string;
 	body: string;
 	via: "comment" | "review_comment" | "session";
+	/** When it was written (GitHub's `created_at`, Linear's `createdAt`): it approves only an older request. */
+	writtenAt?: string;
 }
 
 /** What a round's run works from: the pull request and everything the round answers. */
@@ -142,6 +144,8 @@ export interface FollowUpEvent {
 	author?: string;
 	/** GitHub's `author_association` of the author (absent for Linear, whose members may drive). */
 	association?: string;
+	/** The Linear user who wrote a session message: asked of Linear before their `continue` approves. */
+	authorId?: string;
 	instruction?: Instruction;
 }
 
@@ -340,17 +344,6 @@ export function followUpSettings(
 ): FollowUpSettings {
 	const own = config.repos.find((r) => r.name === repo)?.follow_up ?? {};
 	return { ...config.follow_up, ...own };
-}
-
-/** Whether a comment asks Lisa for something: `@<login>` anywhere, or `/lisa` starting a line. */
-export function mentionsLisa(body: string, login?: string): boolean {
-	if (/^[ \t]*\/lisa\b/im.test(body)) return true;
-	if (!login) return false;
-	// A GitHub App's login is `<slug>[bot]`; people mention it as `@<slug>`.
-	const names = [login, login.replace(/\[bot\]$/i, "")].map((n) =>
-		n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-	);
-	return names.some((n) => new RegExp(`(^|[^\\w@/-])@${n}(?![\\w[-])`, "i").test(body));
 }
 
 /**

@@ -130,7 +130,10 @@ export interface ApprovalRequest {
 }
 
 export interface Approval {
+	/** A GitHub login, "api", or a Linear user's name: a label where `byId` is set. */
 	by: string;
+	/** The id of the Linear user who said yes in the agent session. */
+	byId?: string;
 	via: "api" | "github" | "linear";
 	at: string;
 	limitUsd: number;
@@ -139,6 +142,8 @@ export interface Approval {
 	/** The request it answered, and the steps it launched. */
 	requestedAt: string;
 	steps: number[];
+	/** The comment (or Linear session message) that said yes: each approves once. */
+	commentId?: string;
 }
 
 /** Which tracker side effects are done, so a redelivered message resumes instead of repeating. */

@@ -1,7 +1,8 @@
 import * as z from "zod";
 
 // What the agents of a step attempt used (README › The run and its steps): tokens as each agent
-// CLI or the built-in agent's endpoint reported them, and the cost where the CLI reports one.
+// CLI or the built-in agent's endpoint reported them, and the cost where the CLI reports one (its
+// word only: what an attempt cost is decided in src/domain/cost.ts).
 
 const tokens = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -40,8 +41,13 @@ export type AttemptUsage = z.infer<typeof attemptUsageSchema>;
 export interface AttemptCost {
 	/** Null when some agent run's cost is unknown (`unknown` says which). */
 	modelUsd: number | null;
-	/** The model spend that is known: what a budget counts. */
+	/** The model spend that is known (an unpriced model's CLI figure is a floor). */
 	knownModelUsd: number;
+	/**
+	 * With some run's cost unknown, what a budget counts of the model spend: each such run at the
+	 * larger of its CLI's figure and its tokens at the dearest price (absent: `knownModelUsd`).
+	 */
+	spentModelUsd?: number;
 	computeUsd: number;
 	unknown?: string[];
 }

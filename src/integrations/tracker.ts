@@ -1,6 +1,7 @@
 import type { SourceName } from "../config/schema";
 import type { CreatedIssue } from "../domain/epic";
 import type { IssueSnapshot } from "../domain/run";
+import type { SessionAuthor } from "../domain/session-approver";
 import type { SessionActivity } from "./linear/session";
 
 export type { SessionActivity };
@@ -46,6 +47,11 @@ export interface AgentSessions {
 	activity(sessionId: string, content: SessionActivity): Promise<void>;
 	/** Shows a link (the run's dashboard page) on the session. */
 	link(sessionId: string, url: string, label: string): Promise<void>;
+	/**
+	 * The user who wrote in a session, and whether they are a member of the issue's team (who may
+	 * approve spending). Throws TrackerError (not transient) when Linear knows no such user or issue.
+	 */
+	author(userId: string, issueId: string): Promise<SessionAuthor>;
 }
 
 /** A sub-issue to create under an epic. */

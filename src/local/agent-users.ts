@@ -1,12 +1,19 @@
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
-import { killAll, processesOfUid } from "../task/sandbox/processes";
+import { chmod, lstat, mkdir } from "node:fs/promises";
+import path from "node:path";
+import { stopUid } from "../task/sandbox/processes";
+import { SHARED_DIR } from "./agent-reach";
+import { holdLock, type Lock } from "./lock";
 
 // The local launcher's agent users (README › Security): when the stack runs as root, each running
 // step gets a uid of its own from a small pool, so its agent cannot read the task's secrets in
-// /proc, and "every process of the agent's uid" is exactly that step's. A uid is taken by binding
-// its name in the abstract socket namespace (several stacks on one machine share the pool safely)
-// and given back when the step's task has exited and every process of that uid is gone.
+// /proc, and "every process of the agent's uid" is exactly that step's. A uid is taken by holding
+// the kernel lock of its folder in a folder only root can open (several stacks on one machine
+// share the pool, and no agent can hold a uid's lock), and given back when the step's task has
+// exited and the kernel says no process of that uid runs.
+
+/** Where the pool's locks are: root's alone. */
+export const AGENT_UID_LOCKS = path.join(SHARED_DIR, "agent-uids");
 
 /** The default pool: numeric uids without an account (none is needed), away from people's. */
 export const DEFAULT_AGENT_UIDS = "61000-61063";
@@ -55,61 +62,69 @@ function accountUids(): Set<number> {
 	}
 }
 
-/** Kills every process of `uid` (what a step's agent left behind). */
-const killUid = (uid: number) => killAll(() => processesOfUid(uid), `processes of uid ${uid}`);
-
-/**
- * Binds `name` in Linux's abstract socket namespace: one holder on the machine, and the kernel
- * releases it when the holder closes it or dies, so no stale lock outlives a crashed stack (a
- * lock file does, and breaking a stale one races: two stacks could each take the same uid).
- */
-function bind(name: string): Promise<Server | undefined> {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.once("error", (err: NodeJS.ErrnoException) =>
-			err.code === "EADDRINUSE" ? resolve(undefined) : reject(err),
-		);
-		server.listen({ path: `\0${name}` }, () => resolve(server.unref()));
-	});
+/** `dir`, made if missing, root's and closed to everyone else (never through a link). */
+async function rootsOwn(dir: string): Promise<void> {
+	// Its parent (SHARED_DIR) is for every user to search: only `dir` is closed.
+	await mkdir(path.dirname(dir), { recursive: true, mode: 0o755 });
+	await mkdir(dir, { recursive: true, mode: 0o700 });
+	const st = await lstat(dir);
+	if (!st.isDirectory() || st.uid !== 0)
+		throw new Error(`${dir} must be a folder of root's (it holds the agent uids' locks)`);
+	await chmod(dir, 0o700);
 }
 
 export class AgentUidPool {
-	private readonly taken = new Map<number, Server>();
+	private readonly taken = new Map<number, Lock>();
 
-	/** `namespace` names the pool's locks: stacks with the same one share its uids. */
+	/** `locks` is the folder of the pool's locks: stacks with the same one share its uids. */
 	constructor(
 		readonly range: UidRange,
-		private readonly namespace = "lisa-agent-uid",
+		private readonly locks = AGENT_UID_LOCKS,
 	) {}
 
 	/** A free uid of the pool, now this process's; throws when every one is in use. */
 	async take(): Promise<number> {
 		const accounts = accountUids();
+		await rootsOwn(this.locks);
 		for (let uid = this.range.first; uid <= this.range.last; uid++) {
 			if (accounts.has(uid) || this.taken.has(uid)) continue;
-			const lock = await bind(`${this.namespace}-${uid}`);
+			const lock = await holdLock(path.join(this.locks, String(uid)));
 			if (!lock) continue;
-			// A process of the uid outlived a stack that died holding it: it is an agent's leftover.
-			await killUid(uid);
 			this.taken.set(uid, lock);
-			return uid;
+			// A process of the uid outlived a stack that died holding it: an agent's leftover. A uid
+			// whose processes cannot be stopped stays held, never lent.
+			const stopped = await stopUid(uid, uid).then(
+				() => true,
+				() => false,
+			);
+			if (stopped) return uid;
 		}
 		throw new Error(
 			`every agent uid of ${this.range.first}-${this.range.last} (LISA_AGENT_UIDS) is in use by a running step; the step is retried when one is free`,
 		);
 	}
 
-	/** Gives a uid back once its processes are gone. */
+	/**
+	 * Gives a uid back once the kernel says none of its processes runs. When they cannot be
+	 * stopped, it throws and the uid stays held: out of the pool until the stack stops.
+	 */
 	async give(uid: number): Promise<void> {
 		const lock = this.taken.get(uid);
 		if (!lock) return;
+		await stopUid(uid, uid);
 		this.taken.delete(uid);
-		await killUid(uid);
-		await new Promise((resolve) => lock.close(resolve));
+		await lock.release();
 	}
 
-	/** Gives every uid back (the stack is stopping). */
+	/**
+	 * Gives every uid back (the stack is stopping). The lock of one whose processes could not be
+	 * stopped is released all the same: whoever takes it next stops them before lending it.
+	 */
 	async giveAll(): Promise<void> {
-		for (const uid of [...this.taken.keys()]) await this.give(uid);
+		for (const [uid, lock] of [...this.taken])
+			await this.give(uid).catch(async () => {
+				this.taken.delete(uid);
+				await lock.release();
+			});
 	}
 }

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createApp } from "../api/app";
+import { SignInCodes } from "../api/sign-in";
 import { readSettings, type Settings } from "../config/settings";
 import { createLogger, type Logger } from "../log";
 import { eventsHandler, intakeHandler } from "../pipeline/handlers";
@@ -36,6 +37,8 @@ export interface LocalStack {
 	apiToken: string;
 	/** The read-only token of /api/* (dashboards). */
 	readToken: string;
+	/** A dashboard link (`path`, default `/`) that signs in once with a fresh code, never the token. */
+	signInLink(path?: string): string;
 	settings: Settings;
 	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
 	agentUids?: UidRange;
@@ -133,7 +136,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			{ uids: uidRange && new AgentUidPool(uidRange), reach },
 		);
 		const deps = createDeps(settings, { launcher, log });
-		app = createApp(deps);
+		const signInCodes = new SignInCodes();
+		app = createApp({ ...deps, signInCodes });
 
 		const workers = opts.workers !== false;
 		const pollers = workers
@@ -185,6 +189,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			url,
 			apiToken: settings.apiToken as string,
 			readToken: settings.readToken as string,
+			signInLink: (at = "/") => `${url}${at}#code=${signInCodes.issue()}`,
 			settings,
 			agentUids: uidRange,
 			agentReach: reach,

@@ -1,5 +1,6 @@
+import { commentRefusal } from "../domain/budget";
 import { usd } from "../domain/cost";
-import type { Run } from "../domain/run";
+import type { Approval, Run } from "../domain/run";
 import { nextRunStatus } from "../domain/states";
 import { type ApproveRequested, approveRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
@@ -18,16 +19,20 @@ export async function handleApprove(deps: PipelineDeps, msg: ApproveRequested): 
 	const res = await mutate(deps, msg.runId, (r) => {
 		const request = r.approval;
 		if (r.status !== "awaiting_approval" || request?.requestedAt !== msg.requestedAt) return {};
+		const refused = msg.comment && commentRefusal(request, r.approvals ?? [], msg.comment);
+		if (refused) return { refused };
 		const limitUsd = msg.limitUsd ?? request.proposedLimitUsd;
 		if (limitUsd <= request.spentUsd) return {};
-		const approval = {
+		const approval: Approval = {
 			by: msg.by,
+			...(msg.byId ? { byId: msg.byId } : {}),
 			via: msg.via,
 			at: now,
 			limitUsd,
 			spentUsd: request.spentUsd,
 			requestedAt: request.requestedAt,
 			steps: request.steps,
+			...(msg.comment ? { commentId: msg.comment.id } : {}),
 		};
 		return {
 			patch: {
@@ -43,12 +48,8 @@ export async function handleApprove(deps: PipelineDeps, msg: ApproveRequested): 
 	if (!res) return;
 	const done = res.run.approvals?.find((a) => a.requestedAt === msg.requestedAt);
 	if (!done) {
-		await note(
-			deps,
-			msg.runId,
-			"approval.ignored",
-			`${msg.by}'s approval (${msg.via}) answers no pending request: the run is ${res.run.status}`,
-		);
+		const why = res.decision.refused ?? `answers no pending request: the run is ${res.run.status}`;
+		await note(deps, msg.runId, "approval.ignored", `${msg.by}'s approval (${msg.via}) ${why}`);
 		return;
 	}
 	if (res.changed) {
@@ -71,17 +72,30 @@ export async function handleApprove(deps: PipelineDeps, msg: ApproveRequested): 
 	}
 }
 
-/** A `/lisa continue` (a comment, the Linear session) for a run: its pending request, approved. */
+/**
+ * A `/lisa continue` (a comment, the Linear session) for a run: its pending request, approved if
+ * the comment is newer than the request and approved none before (checked again at the write).
+ */
 export async function approveFrom(
 	deps: PipelineDeps,
 	run: Run,
 	by: string,
 	via: ApproveRequested["via"],
-): Promise<boolean> {
-	if (run.status !== "awaiting_approval" || !run.approval) return false;
+	comment: NonNullable<ApproveRequested["comment"]>,
+	/** The Linear user's id, for a yes in the agent session (`by` is then their name). */
+	byId?: string,
+): Promise<void> {
+	if (run.status !== "awaiting_approval" || !run.approval) return;
+	const requestedAt = run.approval.requestedAt;
 	await deps.queue.send(
 		"events",
-		approveRequested({ runId: run.runId, by, via, requestedAt: run.approval.requestedAt }),
+		approveRequested({
+			runId: run.runId,
+			by,
+			...(byId ? { byId } : {}),
+			via,
+			requestedAt,
+			comment,
+		}),
 	);
-	return true;
 }

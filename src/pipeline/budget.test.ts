@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => w.stop());
 afterEach(() => expect(w.unused()).toEqual([]));
 
-/** An attempt whose agent reported `usd` (as Claude Code does). */
+/** An attempt whose agent reported `usd` (as Claude Code does, above its tokens' price). */
 const spent = (usd: number): AttemptUsage => {
 	const usage = {
 		inputTokens: 1000,
@@ -32,7 +32,10 @@ const spent = (usd: number): AttemptUsage => {
 		cacheWriteTokens: 0,
 		costUsd: usd,
 	};
-	return { runs: [{ model: "claude", ok: true, usage }], total: usage };
+	return {
+		runs: [{ model: "claude", servedModel: "claude-sonnet-4-5", ok: true, usage }],
+		total: usage,
+	};
 };
 
 async function started(title: string): Promise<{ runId: string; issueId: string }> {
@@ -153,6 +156,8 @@ describe("the run's cost limit", () => {
 		});
 		await w.settle();
 		expect((await run(runId)).status).toBe("awaiting_approval");
+		// A member of the issue's team, as Linear tells when asked (README › Cost and budgets).
+		const dana = w.linear.addUser({ name: "Dana" });
 		const prompt = (activityId: string, body: string) =>
 			w.deps.queue.send("events", {
 				type: "session.prompted",
@@ -160,6 +165,8 @@ describe("the run's cost limit", () => {
 				activityId,
 				body,
 				author: "Dana",
+				authorId: dana.id,
+				writtenAt: w.now().toISOString(),
 				requestedAt: w.now().toISOString(),
 			});
 
@@ -174,7 +181,7 @@ describe("the run's cost limit", () => {
 		const resumed = await run(runId);
 		expect(resumed.status).toBe("running");
 		expect(resumed.approvals).toEqual([
-			expect.objectContaining({ by: "Dana", via: "linear", limitUsd: 10.1 }),
+			expect.objectContaining({ by: "Dana", byId: dana.id, via: "linear", limitUsd: 10.1 }),
 		]);
 		expect(w.launchesOf(runId)).toEqual([
 			{ step: 0, attempt: 1 },
@@ -222,7 +229,13 @@ describe("follow-up rounds share their pull request's budget", () => {
 					prUrl: PR,
 					author,
 					association,
-					instruction: { id: `c-${author}`, author, body: "/lisa continue", via: "comment" },
+					instruction: {
+						id: `c-${author}`,
+						author,
+						body: "/lisa continue",
+						via: "comment",
+						writtenAt: w.now().toISOString(),
+					},
 					requestedAt: w.now().toISOString(),
 				}),
 			);

@@ -7,7 +7,7 @@ import {
 	resumeOf,
 	spentUsd,
 } from "../domain/budget";
-import { costingOf, runCost, usd } from "../domain/cost";
+import { attemptSpentUsd, costingOf, runSpentUsd, usd } from "../domain/cost";
 import { failPatch } from "../domain/progress";
 import type { ApprovalRequest, Run, Step } from "../domain/run";
 import type { PipelineDeps } from "./deps";
@@ -35,7 +35,7 @@ export async function moneyOf(deps: PipelineDeps, run: Run): Promise<RunMoney | 
 	const others = parent
 		? [parent, ...(await roundRuns(deps, parent)).filter((r) => r.runId !== run.runId)]
 		: [];
-	const othersUsd = others.reduce((sum, r) => sum + runCost(r).knownUsd, 0);
+	const othersUsd = others.reduce((sum, r) => sum + runSpentUsd(r), 0);
 	return {
 		costing: costingOf(config, deps.taskSize),
 		limitUsd: limitOf(run, parent),
@@ -117,7 +117,7 @@ export async function recordSpend(
 	const step = run.steps[stepIndex];
 	const entry = step?.usage?.find((u) => u.attempt === attempt);
 	if (!step || !entry?.cost || !entry.endedAt) return;
-	const spent = entry.cost.knownModelUsd + entry.cost.computeUsd;
+	const spent = attemptSpentUsd(entry.cost);
 	if (spent <= 0) return;
 	await deps.store.addSpend(
 		entry.endedAt.slice(0, 10),

@@ -417,6 +417,15 @@ describe("cancelling an epic", () => {
 		expect((await runOf(a)).status).toBe("cancelled");
 		expect((await runOf(b)).status).toBe("cancelled");
 		expect((await runOf(a)).error).toBe(`its epic's run ${runId} cancelled`);
+		// The ended epic followed its tasks' runs, and its comment says so.
+		const epic = (await runOf(runId)).epic;
+		expect(epic?.tasks.map((t) => [t.id, t.status, t.reason])).toEqual([
+			["01", "cancelled", `its epic's run ${runId} cancelled`],
+			["02", "cancelled", `its epic's run ${runId} cancelled`],
+		]);
+		const comment = w.linear.state.comments.find((c) => c.id === epic?.comment?.id);
+		expect(comment?.body).not.toContain("in progress");
+		expect(comment?.body).toMatch(/⏹️ 01 Task 01 \(api, \S+\): cancelled: its epic's run/);
 	});
 
 	it("cancels a task's run requested just before, untouched, when its intake comes after", async () => {

@@ -82,8 +82,8 @@ async function giveBack(
 	const res = await mutate(deps, runId, (r) => {
 		const held = r.epic?.lease;
 		if (!r.epic || held?.id !== lease) return { again: false };
-		if (held.again && !isTerminalRun(r.status))
-			return { again: true, patch: epicPatch(r, { lease: { id: lease, until } }) };
+		// An ended epic too: a task's run that ended meanwhile is written by the next pass.
+		if (held.again) return { again: true, patch: epicPatch(r, { lease: { id: lease, until } }) };
 		return { again: false, patch: epicPatch(r, { lease: undefined }) };
 	});
 	return res?.decision.again ? res.run : undefined;
@@ -97,7 +97,7 @@ const taskPatch = (run: Run, id: string, fields: Partial<EpicTaskState>) =>
 
 async function pass(deps: PipelineDeps, held: Run, why: string): Promise<void> {
 	let run = held;
-	if (isTerminalRun(run.status)) return finalize(deps, run.runId);
+	if (isTerminalRun(run.status)) return followEnded(deps, run);
 	if (!run.epic?.released) run = await release(deps, run);
 	let tracker: Tracker;
 	try {
@@ -124,6 +124,25 @@ async function pass(deps: PipelineDeps, held: Run, why: string): Promise<void> {
 	deps.log.info({ runId: run.runId, why, outcome }, "epic advanced");
 	if (outcome === "succeeded") return end(deps, run, "succeeded");
 	if (outcome === "failed") return end(deps, run, "failed", epicFailure(run.epic?.tasks ?? []));
+}
+
+/**
+ * An ended epic still follows its tasks' runs: a cancelled epic's tasks end after it (it asks for
+ * their cancel as it ends), so each task's status is written from its run as while the epic ran, and
+ * a progress comment already posted is edited to match. Nothing is created or started.
+ */
+async function followEnded(deps: PipelineDeps, ended: Run): Promise<void> {
+	const run = await refresh(deps, ended, await taskRuns(deps, ended.epic?.tasks ?? []));
+	await finalize(deps, run.runId);
+	// Before its end was said, finalize says it with these statuses; after, the comment is edited.
+	if (run === ended) return;
+	const latest = await deps.store.getRun(run.runId);
+	if (!latest?.epic?.comment?.id) return;
+	try {
+		await epicComment(deps, deps.tracker(latest.source), latest);
+	} catch (err) {
+		if (!(err instanceof NotConfigured)) throw err;
+	}
 }
 
 /**
@@ -225,7 +244,8 @@ async function refresh(deps: PipelineDeps, run: Run, runs: Map<string, Run>): Pr
 	const blocked = blockedBy(moved);
 	const next = moved.map((t) => {
 		const root = blocked.get(t.id);
-		return root ? { ...t, status: "blocked" as const, reason: `task ${root} failed` } : t;
+		const how = moved.find((r) => r.id === root)?.status;
+		return root ? { ...t, status: "blocked" as const, reason: `task ${root} ${how}` } : t;
 	});
 	const changed = next.filter((t, i) => JSON.stringify(t) !== JSON.stringify(tasks[i]));
 	if (!changed.length) return run;

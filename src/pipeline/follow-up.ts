@@ -1,5 +1,6 @@
 import { ulid } from "ulid";
-import { isContinue } from "../domain/budget";
+import { commentRefusal } from "../domain/budget";
+import { isContinue } from "../domain/commands";
 import {
 	type Admission,
 	admit,
@@ -11,6 +12,7 @@ import {
 	type FollowUpState,
 	failureSignature,
 	followUpSettings,
+	type Instruction,
 	lastCiRound,
 	MAX_FOLLOW_UP_TEXT,
 	mayDrive,
@@ -34,6 +36,7 @@ import { roundRuns } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 import { sayOnIssueAndPullRequests } from "./report";
+import { type ApproverVerdict, sessionApprover } from "./session-approver";
 
 // Follow-up rounds (README › Follow-ups). `followup.requested` records an event on the run that
 // opened the pull request; the first one of a round schedules `followup.due` after the debounce,
@@ -97,7 +100,7 @@ export async function handleFollowUpRequested(
 	}
 
 	if (msg.instruction && isContinue(msg.instruction.body, msg.instruction.via === "session"))
-		return continueRuns(deps, parent, event, settings);
+		return continueRuns(deps, parent, event, msg.instruction, settings);
 
 	// A new round's due message goes out before the round is written: a crash in between leaves a
 	// message that finds no round (and does nothing), never a round that no message wakes.
@@ -159,21 +162,39 @@ async function continueRuns(
 	deps: PipelineDeps,
 	parent: Run,
 	event: FollowUpEvent,
+	instruction: Instruction,
 	settings: FollowUpSettings,
 ): Promise<"ignore"> {
 	const who = event.author ?? "someone";
 	const runs = [parent, ...(await roundRuns(deps, parent)).reverse()];
 	const waiting = runs.find((r) => r.status === "awaiting_approval");
-	const why = !mayDrive(event, settings)
-		? `${who} may not approve spending (author_association ${event.association ?? "none"}; see follow_up.allow)`
-		: !waiting
-			? "no run of this pull request waits for approval"
-			: undefined;
-	if (why || !waiting) {
+	const comment = { id: instruction.id, writtenAt: instruction.writtenAt };
+	// In a Linear session, Linear is asked who wrote it; on GitHub, the event carries it.
+	const approver: ApproverVerdict =
+		instruction.via === "session"
+			? await sessionApprover(deps, parent, { id: event.authorId, name: event.author })
+			: mayDrive(event, settings)
+				? { by: who }
+				: {
+						refused: `${who} may not approve spending (author_association ${event.association ?? "none"}; see follow_up.allow)`,
+					};
+	const why =
+		"refused" in approver
+			? approver.refused
+			: !waiting?.approval
+				? "no run of this pull request waits for approval"
+				: // Once for the whole pull request: its runs' approvals, not only the waiting one's.
+					commentRefusal(
+						waiting.approval,
+						runs.flatMap((r) => r.approvals ?? []),
+						comment,
+					);
+	if (why || !waiting || "refused" in approver) {
 		await note(deps, parent.runId, "approval.ignored", `\`/lisa continue\` by ${who}: ${why}`);
 		return "ignore";
 	}
-	await approveFrom(deps, waiting, who, event.instruction?.via === "session" ? "linear" : "github");
+	const via = instruction.via === "session" ? "linear" : "github";
+	await approveFrom(deps, waiting, approver.by, via, comment, approver.byId);
 	return "ignore";
 }
 

@@ -1,4 +1,4 @@
-import { isContinue } from "../domain/budget";
+import { isContinue } from "../domain/commands";
 import { prUrls, type Run } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { promptReply } from "../integrations/linear/session";
@@ -9,6 +9,7 @@ import type { PipelineDeps } from "./deps";
 import { handleFollowUpRequested, originalRun } from "./follow-up";
 import { mutate, note } from "./mutate";
 import { replyInSession } from "./report";
+import { type ApproverVerdict, sessionApprover } from "./session-approver";
 
 /**
  * `session.prompted`: a follow-up in the run's Linear agent session is recorded and answered. Once
@@ -19,6 +20,12 @@ export async function handleSessionPrompted(
 	deps: PipelineDeps,
 	msg: SessionPrompted,
 ): Promise<void> {
+	// Linear is asked who may approve before the message is recorded: a failure to ask retries it whole.
+	const asked = isContinue(msg.body, true) ? await deps.store.getRun(msg.runId) : undefined;
+	const early =
+		asked?.status === "awaiting_approval"
+			? await sessionApprover(deps, asked, authorOf(msg))
+			: undefined;
 	const res = await mutate(deps, msg.runId, (run) => {
 		const added = addPrompt(run, {
 			id: msg.activityId,
@@ -39,7 +46,13 @@ export async function handleSessionPrompted(
 		);
 	// The session was asked whether to spend more (README › Cost and budgets).
 	if (run.status === "awaiting_approval" && isContinue(msg.body, true)) {
-		if (changed) await approveFrom(deps, run, msg.author ?? "someone", "linear");
+		if (changed)
+			await approveInSession(
+				deps,
+				run,
+				msg,
+				early ?? (await sessionApprover(deps, run, authorOf(msg))),
+			);
 		return;
 	}
 	// Also on a redelivery: the round may not have been asked for yet (it is asked for once).
@@ -51,11 +64,13 @@ export async function handleSessionPrompted(
 			trigger: "session_prompt",
 			prUrl,
 			...(msg.author ? { author: msg.author } : {}),
+			...(msg.authorId ? { authorId: msg.authorId } : {}),
 			instruction: {
 				id: msg.activityId,
 				body: msg.body,
 				via: "session",
 				...(msg.author ? { author: msg.author } : {}),
+				...(msg.writtenAt ? { writtenAt: msg.writtenAt } : {}),
 			},
 			requestedAt: msg.requestedAt,
 		}));
@@ -71,6 +86,30 @@ export async function handleSessionPrompted(
 			run,
 			promptReply(run, deps.runUrl(run.runId), isTerminalRun(run.status)),
 		);
+}
+
+const authorOf = (msg: SessionPrompted) => ({ id: msg.authorId, name: msg.author });
+
+/** A `continue` in the session: approved by a member of the issue's team, else refused, saying why. */
+async function approveInSession(
+	deps: PipelineDeps,
+	run: Run,
+	msg: SessionPrompted,
+	approver: ApproverVerdict,
+): Promise<void> {
+	if ("refused" in approver) {
+		const who = msg.author ?? "someone";
+		await note(deps, run.runId, "approval.ignored", `\`continue\` by ${who}: ${approver.refused}`, {
+			data: { authorId: msg.authorId },
+		});
+		await replyInSession(deps, run, {
+			type: "thought",
+			body: `Not approved: ${approver.refused}. Only an active member of the issue's team who is not a guest can approve spending here; the dashboard can too, with the admin token.`,
+		});
+		return;
+	}
+	const comment = { id: msg.activityId, writtenAt: msg.writtenAt };
+	await approveFrom(deps, run, approver.by, "linear", comment, approver.byId);
 }
 
 /** The first pull request the session's original run opened that is still open, if any. */

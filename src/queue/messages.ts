@@ -116,11 +116,16 @@ export const approveRequestedSchema = z.object({
 	type: z.literal("run.approve"),
 	runId: runIdSchema,
 	limitUsd: z.number().positive().max(1e6).optional(),
+	/** Who said yes: a GitHub login, "api", or a Linear user's name (a label: `byId` says who). */
 	by: z.string().min(1).max(256),
+	/** The id of the Linear user who said yes in the agent session. */
+	byId: issueRefSchema.optional(),
 	/** Where the yes came from: "api", "github", "linear". */
 	via: z.enum(["api", "github", "linear"]),
 	/** The approval request it answers (`approval.requestedAt`): a late yes never approves a later request. */
 	requestedAt: z.string(),
+	/** The comment (or Linear session message) that said yes: it approves once, a request older than itself. */
+	comment: z.object({ id: issueRefSchema, writtenAt: z.iso.datetime().optional() }).optional(),
 });
 export type ApproveRequested = z.infer<typeof approveRequestedSchema>;
 
@@ -134,6 +139,10 @@ export const sessionPromptedSchema = z.object({
 	activityId: issueRefSchema,
 	body: z.string().max(MAX_SESSION_PROMPT),
 	author: z.string().max(256).optional(),
+	/** The Linear user who wrote it (the activity's own user). */
+	authorId: issueRefSchema.optional(),
+	/** When the message was written (the activity's `createdAt`). */
+	writtenAt: z.iso.datetime().optional(),
 	requestedAt: z.string(),
 });
 export type SessionPrompted = z.infer<typeof sessionPromptedSchema>;
@@ -169,12 +178,15 @@ export const followUpRequestedSchema = z.object({
 	author: login.optional(),
 	/** GitHub's `author_association` of the author. */
 	association: z.string().max(64).optional(),
+	/** The Linear user who wrote a session message (`session_prompt`). */
+	authorId: issueRefSchema.optional(),
 	instruction: z
 		.object({
 			id: issueRefSchema,
 			author: login.optional(),
 			body: z.string().max(MAX_FOLLOW_UP_TEXT),
 			via: z.enum(["comment", "review_comment", "session"]),
+			writtenAt: z.iso.datetime().optional(),
 		})
 		.optional(),
 	requestedAt: z.string(),

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -23,6 +23,8 @@ let script: string;
 const stacks: ChildProcess[] = [];
 beforeAll(async () => {
 	dir = await mkdtemp(path.join(os.tmpdir(), "lisa-agent-uids-"));
+	// Searchable by every user, as /var/lib/lisa is: what keeps an agent out is the pool's own doing.
+	await chmod(dir, 0o755);
 	script = path.join(dir, "take.mts");
 	// Takes every uid it can once the clock reaches `startAt`, prints them, and holds them.
 	await writeFile(
@@ -45,7 +47,9 @@ afterEach(() => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const namespace = () => `lisa-test-uids-${process.pid}-${Date.now()}`;
+let pools = 0;
+/** A folder of locks of its own: the pools given the same one share its uids. */
+const namespace = () => path.join(dir, `locks-${++pools}`);
 
 /** Starts `n` stacks that take at once; each resolves with the uids it holds. */
 function race(n: number, ns: string): { stack: ChildProcess; uids: Promise<number[]> }[] {
@@ -99,4 +103,53 @@ describe("the agent uid pool under racing stacks", () => {
 		const held = await Promise.all(race(4, ns).map((s) => s.uids));
 		expect(all(held)).toEqual(everyUid);
 	});
+});
+
+// An agent: a process of another uid that tries every way it has to hold the uids' locks — the
+// abstract socket names the pool once bound (`\0<locks>-<uid>`), and the locks' folder itself —
+// prints what it managed, and holds on.
+const SQUATTER = `
+const net = require("node:net"), fs = require("node:fs"), path = require("node:path");
+const [locks, first, last] = process.argv.slice(1);
+const held = [];
+const tries = [];
+for (let uid = Number(first); uid <= Number(last); uid++) {
+	tries.push(new Promise((ok) => {
+		const s = net.createServer().once("error", () => ok()).listen({ path: "\\0" + locks + "-" + uid }, () => { held.push("name " + uid); ok(); });
+	}));
+	try { fs.mkdirSync(path.join(locks, String(uid)), { recursive: true }); fs.writeFileSync(path.join(locks, String(uid), "LOCK"), ""); held.push("file " + uid); } catch {}
+}
+Promise.all(tries).then(() => console.log(JSON.stringify(held)));
+setInterval(() => {}, 60000);
+`;
+
+describe("the agent uid pool against an agent", () => {
+	it.skipIf(process.getuid?.() !== 0)(
+		"no agent can take a uid out of the pool: not by binding lock names, not through the locks' folder",
+		async () => {
+			const locks = namespace();
+			const first = new AgentUidPool(RANGE, locks);
+			await first.give(await first.take());
+			const squatter = spawn(
+				process.execPath,
+				["-e", SQUATTER, locks, String(RANGE.first), String(RANGE.last)],
+				{ uid: 64100, gid: 64100, cwd: "/", stdio: ["ignore", "pipe", "inherit"] },
+			);
+			stacks.push(squatter);
+			const lines = createInterface({ input: squatter.stdout as NodeJS.ReadableStream });
+			const held = await new Promise<string[]>((resolve) =>
+				lines.once("line", (l) => resolve(JSON.parse(l) as string[])),
+			);
+			const pool = new AgentUidPool(RANGE, locks);
+			const taken: number[] = [];
+			for (const _ of everyUid) taken.push(await pool.take());
+			expect(taken.sort((a, b) => a - b)).toEqual(everyUid);
+			await pool.giveAll();
+			// It bound the names (nothing stops that), which hold nothing now, and got no file of the
+			// folder, which only root can open.
+			expect(held.filter((h) => h.startsWith("name"))).toHaveLength(everyUid.length);
+			expect(held.filter((h) => h.startsWith("file"))).toEqual([]);
+			expect((await stat(locks)).mode & 0o777).toBe(0o700);
+		},
+	);
 });

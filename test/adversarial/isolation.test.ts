@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -30,15 +30,19 @@ describe.skipIf(!ROOT)("npm start as root: agents run as uids of their own", () 
 		const stack = w.stack;
 		if (!stack) throw new Error("no stack");
 		const probe = path.join(w.dir, "probe.log");
-		await writeFile(probe, "", { mode: 0o666 });
+		await writeFile(probe, "");
+		await chmod(probe, 0o666); // past the umask: the agent must be able to report
 		const dataDir = stack.settings.dataDir;
 		const script = path.join(w.dir, "probe.sh");
 		await writeFile(
 			script,
-			`for f in ${dataDir}/api-token ${dataDir}/read-token ${dataDir}/dynamodb /proc/1/environ; do
-	if cat "$f" > /dev/null 2>&1 || ls "$f" > /dev/null 2>&1; then echo "read $f" >> ${probe}; fi
+			`for f in ${dataDir}/api-token ${dataDir}/read-token /proc/1/environ; do
+	cat "$f" > /dev/null 2>&1 && echo "read $f" >> ${probe}
 done
-ls ${dataDir}/workspaces > /dev/null 2>&1 && echo "listed the workspaces" >> ${probe} || true
+for d in ${dataDir}/dynamodb ${dataDir}/workspaces; do
+	ls "$d" > /dev/null 2>&1 && echo "listed $d" >> ${probe}
+done
+echo "probed" >> ${probe}
 `,
 			{ mode: 0o644 },
 		);
@@ -64,7 +68,7 @@ ls ${dataDir}/workspaces > /dev/null 2>&1 && echo "listed the workspaces" >> ${p
 		];
 		for (const s of secrets) expect(JSON.stringify(scan)).not.toContain(s);
 		expect(scan?.ancestors.every((a) => !a.readable)).toBe(true);
-		expect(await readFile(probe, "utf8")).toBe("");
+		expect(await readFile(probe, "utf8")).toBe("probed\n");
 	});
 
 	it("four steps at once, each leaving a watcher behind: each agent its own uid, each attempt stops only its own", async () => {

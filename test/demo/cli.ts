@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { SIGN_IN_CODE_TTL_MS } from "../../src/api/sign-in";
 import { onStop } from "../../src/cli/signals";
 import { changesLine } from "../../src/domain/changes";
 import { type Demo, startDemo } from "./scenario";
@@ -64,7 +65,7 @@ function ready(demo: Demo): string[] {
 	return [
 		"",
 		`The demo is ready: Lisa at ${demo.url}`,
-		`  dashboard:   ${demo.url}/#token=${demo.readToken}`,
+		`  dashboard:   ${demo.signInLink()}  (signs in once, within ${SIGN_IN_CODE_TTL_MS / 60_000} min)`,
 		`  read token:  ${demo.readToken}`,
 		`  admin token: ${demo.apiToken}  (cancel, retry, approve)`,
 		"  try:",

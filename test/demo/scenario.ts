@@ -8,9 +8,15 @@ import type { ApiRun } from "../support/world";
 // (so each run plans first, README › Multi-repo runs), and three issues the fake agent answers —
 // one repo changed, two repos changed with a pull request each, and a step that fails.
 
-/** The agent's last line as Claude Code prints it, so the runs have a cost and tokens. */
+/**
+ * The agent's first and last lines as Claude Code prints them (the model it served, what it used
+ * and cost), so the runs have a cost and tokens: the CLI's figure, above the tokens' list price.
+ */
 const spent = (usd: number, input: number, output: number) =>
-	`lisa-fake: stdout=${JSON.stringify({ type: "result", subtype: "success", is_error: false, num_turns: 4, total_cost_usd: usd, usage: { input_tokens: input, output_tokens: output } })}`;
+	[
+		`lisa-fake: stdout=${JSON.stringify({ type: "system", subtype: "init", claude_code_version: "2.0.50", model: "claude-sonnet-4-5-20250929" })}`,
+		`lisa-fake: stdout=${JSON.stringify({ type: "result", subtype: "success", is_error: false, num_turns: 4, total_cost_usd: usd, usage: { input_tokens: input, output_tokens: output } })}`,
+	].join("\n");
 
 /** The issues the demo files, with the directives that script the fake agent (test/doubles/agents/fake-agent.mjs). */
 export const DEMO_ISSUES = [
@@ -54,6 +60,8 @@ export interface Demo {
 	url: string;
 	apiToken: string;
 	readToken: string;
+	/** The dashboard with a one-time sign-in code (README › Dashboard). */
+	signInLink(): string;
 }
 
 /**
@@ -86,6 +94,7 @@ export async function startDemo(
 			url: world.stack.url,
 			apiToken: world.stack.apiToken,
 			readToken: world.stack.readToken,
+			signInLink: world.stack.signInLink,
 		};
 	} catch (err) {
 		await world.stop();

@@ -18,6 +18,11 @@ beforeAll(async () => {
 afterAll(() => w.stop());
 
 const lines = (text: string) => text.split("\n").filter(Boolean);
+const INIT = JSON.stringify({
+	type: "system",
+	subtype: "init",
+	model: "claude-sonnet-4-5-20250929",
+});
 const RESULT = JSON.stringify({
 	type: "result",
 	subtype: "success",
@@ -29,10 +34,10 @@ const RESULT = JSON.stringify({
 
 describe("lisa status <id> --watch", () => {
 	it("follows a run to its end, printing what changed, and exits 0 when it succeeded", async () => {
-		// The agent reports its cost as Claude Code does, on its `result` line.
+		// The agent names its model and reports its cost as Claude Code does (`init`, `result`).
 		const id = await w.startRun(
 			"Fix login redirect",
-			`lisa-fake: sleep=1\nlisa-fake: stdout=${RESULT}`,
+			`lisa-fake: sleep=1\nlisa-fake: stdout=${INIT}\nlisa-fake: stdout=${RESULT}`,
 		);
 		ids.ok = id;
 		const { code, stdout, stderr } = await lisa(

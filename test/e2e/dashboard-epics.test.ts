@@ -37,7 +37,7 @@ afterAll(async () => {
 
 async function signedIn(path: string): Promise<Page> {
 	const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-	await page.goto(`${w.url()}${path}#token=${w.stack?.readToken}`);
+	await page.goto(w.stack?.signInLink(path) ?? "");
 	return page;
 }
 
@@ -131,7 +131,8 @@ describe.skipIf(!hasChromium)("an epic on the dashboard", () => {
 		if (!store || !w.stack) throw new Error("no stack");
 		await store.createRun({ ...failed, status: "failed", finishedAt: new Date().toISOString() });
 		const page = await browser.newPage();
-		await page.goto(`${w.url()}/runs/${failed.runId}#token=${w.stack.apiToken}`);
+		await page.addInitScript((t) => localStorage.setItem("lisaToken", t), w.stack.apiToken);
+		await page.goto(`${w.url()}/runs/${failed.runId}`);
 		// Answered here: what the retry of an epic queues is api-epics.test.ts'.
 		const posted: string[] = [];
 		await page.route(`**/api/runs/${failed.runId}/retry`, (route) => {

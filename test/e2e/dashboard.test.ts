@@ -47,9 +47,9 @@ async function signedIn(
 const row = (page: Page, runId: string) => page.locator(`tr[data-run="${runId}"]`);
 
 describe.skipIf(!hasChromium)("dashboard", () => {
-	it("signs in from a link's #token= fragment, and takes the token off the address", async () => {
+	it("signs in from a printed link's one-time #code=, and takes the code off the address", async () => {
 		const page = await browser.newPage();
-		await page.goto(`${w.url()}/?status=failed#token=${w.stack?.readToken}`);
+		await page.goto(w.stack?.signInLink("/?status=failed") ?? "");
 		await row(page, failed).waitFor();
 		expect(page.url()).toBe(`${w.url()}/?status=failed`);
 		expect(await page.evaluate(() => localStorage.getItem("lisaToken"))).toBe(w.stack?.readToken);
@@ -349,7 +349,7 @@ describe.skipIf(!hasChromium)("the dashboard of a stack without runs", () => {
 
 	it("says how to start a run: the webhook URLs, the CLI, the demo", async () => {
 		const page = await browser.newPage();
-		await page.goto(`${empty.url()}/#token=${empty.stack?.readToken}`);
+		await page.goto(empty.stack?.signInLink() ?? "");
 		const text = page.locator("#runs td.muted");
 		await text.waitFor();
 		const origin = empty.url();

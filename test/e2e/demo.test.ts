@@ -149,7 +149,18 @@ describe("npm run demo -- --keep", () => {
 		expect(readToken).toBeDefined();
 		expect(dir && existsSync(dir)).toBe(true);
 		expect(out).toContain(`LISA_URL=${url} LISA_READ_TOKEN=${readToken} npx lisa runs`);
-		expect(out).toContain(`  dashboard:   ${url}/#token=${readToken}\n`);
+		// The dashboard link signs in with a one-time code, never the token (README › Dashboard).
+		const link = out.match(/ {2}dashboard: {3}(\S+) {2}\(signs in once, within 10 min\)\n/)?.[1];
+		expect(link?.startsWith(`${url}/#code=`)).toBe(true);
+		expect(link).not.toContain(readToken);
+		const signIn = () =>
+			fetch(`${url}/dashboard/sign-in`, {
+				method: "POST",
+				headers: { "content-type": "application/json" },
+				body: JSON.stringify({ code: link?.split("#code=")[1] }),
+			});
+		expect(await (await signIn()).json()).toEqual({ token: readToken });
+		expect((await signIn()).status).toBe(401);
 
 		// The runs, read with the token it printed: two succeeded (one with two PRs), one failed.
 		const get = async (p: string) => {

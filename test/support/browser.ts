@@ -7,17 +7,20 @@ import { chromium } from "playwright-core";
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const hasChromium = existsSync(CHROMIUM);
 
-/** Chromium headless, quiet: no sandbox (CI runs as root), no GPU, no background traffic. */
-export const launchChromium = () =>
-	chromium.launch({
-		executablePath: CHROMIUM,
-		args: [
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-quic",
-			"--no-first-run",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-		],
-	});
+/** Headless, quiet: no sandbox (CI runs as root), no GPU, no background traffic. */
+const ARGS = [
+	"--no-sandbox",
+	"--disable-gpu",
+	"--disable-quic",
+	"--no-first-run",
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+];
+
+/** Chromium headless, quiet, with a throwaway profile. */
+export const launchChromium = () => chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+
+/** Chromium with its profile in `dir`, kept after it closes: its history and sessions can be read. */
+export const launchChromiumProfile = (dir: string) =>
+	chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, args: ARGS });

@@ -368,6 +368,8 @@ describe("GitHub follow-up rules", () => {
 				author: "ada",
 				body: "@lisa-app please add a test",
 				via: "comment",
+				// When it was written, not last edited: an approval counts only for an older request.
+				writtenAt: "2026-03-07T12:00:00.000Z",
 			},
 		});
 		expect(
@@ -398,6 +400,10 @@ describe("GitHub follow-up rules", () => {
 			// Without Lisa's login only `/lisa` mentions; an email address is no mention.
 			["issue_comment", prComment("@lisa-app please"), rules],
 			["issue_comment", prComment("mail ops@lisa-app.dev"), withLogin],
+			// Only what people see as the comment's own words: no HTML comment, code or quote.
+			["issue_comment", prComment("ok <!--\n/lisa continue\n-->"), withLogin],
+			["issue_comment", prComment("type `@lisa-app` to ask"), withLogin],
+			["issue_comment", prComment("> /lisa fix it"), withLogin],
 			// A review's own comment counts only when it mentions Lisa: its review makes the round.
 			["pull_request_review_comment", reviewComment("nit: rename"), withLogin],
 			["issue_comment", { ...prComment("/lisa again"), action: "edited" }, rules],
@@ -408,6 +414,9 @@ describe("GitHub follow-up rules", () => {
 			["pull_request_review_comment", reviewComment("@lisa-app <!-- lisa:run=01A -->"), withLogin],
 		];
 		expect(cases.map(([e, p, r]) => gitHubVerdict(e, p, r))).toEqual([
+			{ kind: "ignore", reason: "the comment does not mention Lisa" },
+			{ kind: "ignore", reason: "the comment does not mention Lisa" },
+			{ kind: "ignore", reason: "the comment does not mention Lisa" },
 			{ kind: "ignore", reason: "the comment does not mention Lisa" },
 			{ kind: "ignore", reason: "the comment does not mention Lisa" },
 			{ kind: "ignore", reason: "the comment does not mention Lisa" },

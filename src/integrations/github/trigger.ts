@@ -1,10 +1,10 @@
+import { mentionsLisa, writtenAt } from "../../domain/commands";
 import { MARKER_PATTERN } from "../../domain/comments";
 import {
 	FAILING_CONCLUSIONS,
 	type FollowUpTrigger,
 	type Instruction,
 	MAX_FOLLOW_UP_TEXT,
-	mentionsLisa,
 } from "../../domain/follow-up";
 import { type EpicLabels, isEpic, whyEpicWaits } from "../../domain/qualify";
 import { sameName } from "../../domain/workflow";
@@ -308,7 +308,7 @@ function mentionVerdict(
 		...defined({ author, association: comment.author_association }),
 		instruction: {
 			id: `${via === "comment" ? "comment" : "review-comment"}-${comment.id}`,
-			...defined({ author }),
+			...defined({ author, writtenAt: writtenAt(comment.created_at) }),
 			body: body.slice(0, MAX_FOLLOW_UP_TEXT),
 			via,
 		},

@@ -1,4 +1,5 @@
 import { LinearClient } from "@linear/sdk";
+import type { SessionAuthor } from "../../domain/session-approver";
 import { sameName } from "../../domain/workflow";
 import {
 	type AgentSessionState,
@@ -42,6 +43,21 @@ interface IssueNode {
 const AGENT_SESSION = `query LisaAgentSession($id: String!) {
   agentSession(id: $id) { id status dismissedAt }
 }`;
+
+/**
+ * A session message's author and the issue's team, with the author among its members or not, in one
+ * request. Team.members leaves deactivated users out; `active` says so anyway. The user's id goes
+ * twice: `user` takes a String, the members' filter an ID.
+ */
+const SESSION_AUTHOR = `query LisaSessionAuthor($userId: String!, $memberId: ID!, $issueId: String!) {
+  user(id: $userId) { id name active guest app }
+  issue(id: $issueId) { team { key members(filter: { id: { eq: $memberId } }, first: 1) { nodes { id } } } }
+}`;
+
+interface SessionAuthorAnswer {
+	user?: { id: string; name: string; active: boolean; guest: boolean; app: boolean } | null;
+	issue?: { team?: { key: string; members: { nodes: { id: string }[] } } | null } | null;
+}
 
 /** Linear's closed issues: the workflow state types of finished work. */
 const CLOSED_STATE_TYPES = new Set(["completed", "canceled"]);
@@ -116,6 +132,7 @@ export class LinearTracker implements Tracker {
 			state: (sessionId) => this.sessionState(sessionId),
 			activity: (sessionId, content) => this.activity(sessionId, content),
 			link: (sessionId, url, label) => this.link(sessionId, url, label),
+			author: (userId, issueId) => this.sessionAuthor(userId, issueId),
 		};
 	}
 
@@ -210,6 +227,29 @@ export class LinearTracker implements Tracker {
 			if (!session)
 				throw new TrackerError(`Linear agent session ${sessionId} was not found`, false);
 			return { status: session.status, dismissed: !!session.dismissedAt };
+		});
+	}
+
+	private sessionAuthor(userId: string, issueId: string): Promise<SessionAuthor> {
+		return call(`reading Linear user ${userId}`, async () => {
+			const res = await this.client.client
+				.rawRequest<SessionAuthorAnswer, { userId: string; memberId: string; issueId: string }>(
+					SESSION_AUTHOR,
+					{ userId, memberId: userId, issueId },
+				)
+				.catch(notFoundAs(`Linear user ${userId} or issue ${issueId}`));
+			const user = res.data?.user;
+			const team = res.data?.issue?.team;
+			if (!user) throw new TrackerError(`Linear user ${userId} was not found`, false);
+			return {
+				id: user.id,
+				name: user.name,
+				active: user.active,
+				guest: user.guest,
+				app: user.app,
+				teamMember: team?.members.nodes.some((m) => m.id === user.id) ?? false,
+				...(team ? { team: team.key } : {}),
+			};
 		});
 	}
 

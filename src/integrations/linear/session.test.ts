@@ -37,7 +37,12 @@ describe("Linear agent session rules", () => {
 			agentSessionVerdict({
 				action: "prompted",
 				agentSession: session,
-				agentActivity: { id: "act-2", content: { body: "Also the docs" }, user: { name: "Bob" } },
+				agentActivity: {
+					id: "act-2",
+					content: { body: "Also the docs" },
+					userId: "u-bob",
+					user: { id: "u-bob", name: "Bob" },
+				},
 			}),
 		).toEqual({
 			kind: "prompt",
@@ -46,6 +51,22 @@ describe("Linear agent session rules", () => {
 			activityId: "act-2",
 			body: "Also the docs",
 			author: "Bob",
+			authorId: "u-bob",
+		});
+		// Without a user on the activity, the creator's name is shown, but never taken for its author.
+		expect(
+			agentSessionVerdict({
+				action: "prompted",
+				agentSession: session,
+				agentActivity: { id: "act-3", content: { body: "continue" } },
+			}),
+		).toEqual({
+			kind: "prompt",
+			sessionId: "as-1",
+			issueId: "issue-1",
+			activityId: "act-3",
+			body: "continue",
+			author: "Ada",
 		});
 	});
 
@@ -145,6 +166,20 @@ describe("Linear agent session rules", () => {
 		expect(promptReply(run({ status: "succeeded" }), "u", true)).toMatchObject({
 			type: "response",
 		});
+	});
+
+	it("a prompt says when it was written (an approval counts only for an older request)", () => {
+		const prompted = (createdAt?: string) =>
+			agentSessionVerdict({
+				action: "prompted",
+				agentSession: session,
+				agentActivity: { id: "act-9", content: { body: "continue" }, createdAt },
+			});
+		expect(prompted("2026-11-24T12:00:00Z")).toMatchObject({
+			writtenAt: "2026-11-24T12:00:00.000Z",
+		});
+		expect(prompted("yesterday")).not.toHaveProperty("writtenAt");
+		expect(prompted()).not.toHaveProperty("writtenAt");
 	});
 });
 

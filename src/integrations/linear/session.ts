@@ -1,3 +1,4 @@
+import { writtenAt } from "../../domain/commands";
 import { planLines, runCostLine, runRepos } from "../../domain/comments";
 import { MAX_FOLLOW_UP_TEXT } from "../../domain/follow-up";
 import type { Plan } from "../../domain/plan";
@@ -28,10 +29,13 @@ export interface AgentSessionEvent {
 	promptContext?: string | null;
 	agentActivity?: {
 		id?: string;
+		createdAt?: string | null;
 		signal?: string | null;
 		body?: string;
 		content?: { body?: string } | null;
-		user?: { name?: string } | null;
+		/** Who wrote it: its id is what Linear is asked about before their `continue` approves. */
+		userId?: string | null;
+		user?: { id?: string; name?: string } | null;
 	} | null;
 }
 
@@ -56,7 +60,12 @@ export type SessionVerdict =
 			issueId: string;
 			activityId: string;
 			body: string;
+			/** A name to show (the session's creator's when the activity names nobody). */
 			author?: string;
+			/** The activity's own user: never the creator's in its place. */
+			authorId?: string;
+			/** When the message was written: it approves only an older request. */
+			writtenAt?: string;
 	  }
 	| { kind: "ignore"; reason: string };
 
@@ -82,6 +91,8 @@ export function agentSessionVerdict(event: AgentSessionEvent): SessionVerdict {
 	if (activity?.signal === "stop")
 		return { kind: "stop", sessionId: session.id, issueId, by: author };
 	if (!activity?.id) return { kind: "ignore", reason: "prompted without an activity" };
+	const authorId = activity.userId ?? activity.user?.id ?? undefined;
+	const written = writtenAt(activity.createdAt);
 	return {
 		kind: "prompt",
 		sessionId: session.id,
@@ -89,6 +100,8 @@ export function agentSessionVerdict(event: AgentSessionEvent): SessionVerdict {
 		activityId: activity.id,
 		body: activity.content?.body ?? activity.body ?? "",
 		author,
+		...(authorId ? { authorId } : {}),
+		...(written ? { writtenAt: written } : {}),
 	};
 }
 

@@ -101,7 +101,11 @@ async function agentSessionEvent(
 			request: verdict.request,
 		});
 
-	const bad = unusableIds(c, { issueId: verdict.issueId, agentSessionId: verdict.sessionId });
+	const bad = unusableIds(c, {
+		issueId: verdict.issueId,
+		agentSessionId: verdict.sessionId,
+		...(verdict.kind === "prompt" && verdict.authorId ? { userId: verdict.authorId } : {}),
+	});
 	if (bad) return bad;
 	const run = (await deps.store.runsOfIssue("linear", verdict.issueId)).find(
 		(r) => r.agentSessionId === verdict.sessionId,
@@ -131,6 +135,8 @@ async function agentSessionEvent(
 			// A follow-up longer than the run keeps is cut here, never refused (Linear would retry it).
 			body: verdict.body.slice(0, MAX_SESSION_PROMPT),
 			author: verdict.author?.slice(0, 256),
+			...(verdict.authorId ? { authorId: verdict.authorId } : {}),
+			...(verdict.writtenAt ? { writtenAt: verdict.writtenAt } : {}),
 			requestedAt,
 		}),
 	);

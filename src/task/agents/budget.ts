@@ -5,22 +5,8 @@ import { BudgetStop } from "../attempt/failure";
 import type { Timeline } from "../attempt/timeline";
 
 // The run's budget as the task watches it (README › Cost and budgets): what the run had spent at
-// launch, plus the model spend of this attempt's agent runs, the running one included. Compute is
-// the pipeline's to price.
-
-/**
- * What an agent run cost as far as the watch can tell: the larger of the cost its CLI reported and
- * its tokens at the configured or list price. A CLI's own figure can be low (its price table, or a
- * summary that disagrees with what it streamed); a budget that trusted the lower one could be
- * overrun, one that takes the higher only stops early. Undefined when neither is known.
- */
-export function watchedCost(run: AgentRunUsage, prices: PriceTable): number | undefined {
-	const u = run.usage;
-	if (!u) return undefined;
-	const priced = agentRunCost({ ...run, usage: { ...u, costUsd: undefined } }, prices).usd;
-	if (u.costUsd === undefined) return priced ?? undefined;
-	return Math.max(u.costUsd, priced ?? 0);
-}
+// launch, plus the model spend of this attempt's agent runs, the running one included, as the
+// pipeline will count it (`agentRunCost`). Compute is the pipeline's to price.
 
 /** The attempt's watch over the run's budget (a step launched with one: `Step.budget`). */
 export class BudgetWatch {
@@ -35,7 +21,7 @@ export class BudgetWatch {
 		private readonly timeline: Timeline,
 	) {}
 
-	/** What the run has spent: at launch, plus the attempt's agent runs and `current`, as far as known. */
+	/** What the run has spent as budgets count it: at launch, plus the attempt's runs and `current`. */
 	spent(current?: AgentRunUsage): number {
 		let spent = this.budget.spentUsd;
 		for (const run of current ? [...this.runs, current] : this.runs) spent += this.cost(run);
@@ -62,21 +48,21 @@ export class BudgetWatch {
 		await Promise.all(this.notes.splice(0));
 	}
 
-	/** A run's known cost; a model without a price is said once, and counts nothing. */
+	/** A run's spend as budgets count it (`agentRunCost`); a model without a price is said once. */
 	private cost(run: AgentRunUsage): number {
-		const usd = watchedCost(run, this.prices);
-		if (usd !== undefined || !run.usage) return usd ?? 0;
+		const c = agentRunCost(run, this.prices);
+		if (c.usd !== null || !run.usage) return c.spentUsd;
 		const name = run.servedModel ? `${run.model} (${run.servedModel})` : run.model;
 		if (!this.unpriced.has(name)) {
 			this.unpriced.add(name);
 			this.notes.push(
 				this.timeline.add(
 					"agent.unpriced",
-					`the budget cannot watch ${name} because it has no price (set pricing in the config): only a cost the agent reports itself counts`,
+					`${name} has no price (set pricing in the config): the budget counts its tokens at the dearest price Lisa knows, or the cost its CLI reports if that is more`,
 					{ provider: run.model, ...(run.servedModel ? { servedModel: run.servedModel } : {}) },
 				),
 			);
 		}
-		return 0;
+		return c.spentUsd;
 	}
 }

@@ -159,7 +159,10 @@ export async function runChain(
 	throw new StepFailure(exhaustedError(attempts), true, "agent");
 }
 
-/** ": 12 turns, 1,234 tokens in (+5,000 cached), 567 out, $0.12" — what the run reported. */
+/**
+ * ": 12 turns, 1,234 tokens in (+5,000 cached), 567 out, $0.12 by its CLI's count" — what the run
+ * reported; its cost is decided when the attempt is recorded (src/domain/cost.ts).
+ */
 function usageText(report: AgentReport | undefined): string {
 	const u = report?.usage;
 	const parts = [
@@ -167,7 +170,7 @@ function usageText(report: AgentReport | undefined): string {
 		u
 			? `${u.inputTokens.toLocaleString("en")} tokens in${u.cacheReadTokens ? ` (+${u.cacheReadTokens.toLocaleString("en")} cached)` : ""}, ${u.outputTokens.toLocaleString("en")} out`
 			: undefined,
-		u?.costUsd !== undefined ? usd(u.costUsd) : undefined,
+		u?.costUsd !== undefined ? `${usd(u.costUsd)} by its CLI's count` : undefined,
 	].filter(Boolean);
 	return parts.length ? `: ${parts.join(", ")}` : "";
 }

@@ -3,7 +3,7 @@ import { chmod, chown, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { StepFailure } from "../attempt/failure";
 import { type AgentUser, runProcess } from "./process";
-import { killAll, processesOfUid, processesWithVariable } from "./processes";
+import { killAll, processesWithVariable, stopUid } from "./processes";
 
 // The agent's own user (README › Security). A process can read the environment and memory of
 // every process of its own uid (/proc/<pid>/environ), so everything an agent can influence — the
@@ -99,14 +99,13 @@ export async function handOver(paths: readonly string[], user: AgentUser): Promi
 }
 
 /**
- * Kills every process of the attempt's agent: what an agent left running — a `setsid` watcher
- * survives its process group — must not be alive while the task pushes. The pids killed.
+ * Kills every process of the attempt's agent: what an agent left running — a `setsid` watcher,
+ * a process forking away from every kill — must not be alive while the task pushes. With an
+ * agent user, the kernel vouches that none is left (`stopUid`); the pids seen, for the record.
  */
 export function stopAgentProcesses(scope: AgentScope): Promise<number[]> {
 	const { user, mark } = scope;
-	if (user && user.uid === process.getuid?.())
-		throw new Error("refusing to kill the task's own user");
 	return user
-		? killAll(() => processesOfUid(user.uid), `processes of uid ${user.uid}`)
+		? stopUid(user.uid, user.gid)
 		: killAll(() => processesWithVariable(AGENT_MARK, mark), "the agent's processes");
 }

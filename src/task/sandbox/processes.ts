@@ -1,37 +1,48 @@
+import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
+import { promisify } from "node:util";
 
 // Finding processes in /proc, never by name: by uid (any of real, effective, saved, filesystem),
-// or by a variable in their initial environment. Zombies (already dead) are not counted.
+// or by a variable in their initial environment. Zombies (already dead) are not counted. A scan
+// is a best effort: a process that forks and exits every few milliseconds is never alive both
+// when /proc is listed and when it is read. `stopUid` does not rely on one.
 
-async function scan(match: (pid: number, status: string) => Promise<boolean>): Promise<number[]> {
-	const pids: number[] = [];
+/** Processes (except this one) that `match`: the live ones, and how many zombies. */
+async function scan(
+	match: (pid: number, status: string) => Promise<boolean>,
+): Promise<{ live: number[]; zombies: number }> {
+	const found = { live: [] as number[], zombies: 0 };
 	for (const name of await readdir("/proc")) {
 		const pid = Number(name);
 		if (!Number.isInteger(pid) || pid === process.pid) continue;
 		const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
-		if (status && !/^State:\s+Z/m.test(status) && (await match(pid, status))) pids.push(pid);
+		if (!status || !(await match(pid, status))) continue;
+		if (/^State:\s+Z/m.test(status)) found.zombies++;
+		else found.live.push(pid);
 	}
-	return pids;
+	return found;
 }
 
+const ofUid = (uid: number) => async (_pid: number, status: string) =>
+	(
+		status
+			.match(/^Uid:\s+(.*)$/m)?.[1]
+			?.split(/\s+/)
+			.map(Number) ?? []
+	).includes(uid);
+
 /** Live processes of `uid`, except this one. */
-export function processesOfUid(uid: number): Promise<number[]> {
-	return scan(async (_pid, status) => {
-		const uids =
-			status
-				.match(/^Uid:\s+(.*)$/m)?.[1]
-				?.split(/\s+/)
-				.map(Number) ?? [];
-		return uids.includes(uid);
-	});
+export async function processesOfUid(uid: number): Promise<number[]> {
+	return (await scan(ofUid(uid))).live;
 }
 
 /** Live processes whose environment has `name=value`, except this one. */
-export function processesWithVariable(name: string, value: string): Promise<number[]> {
-	return scan(async (pid) => {
+export async function processesWithVariable(name: string, value: string): Promise<number[]> {
+	const found = await scan(async (pid) => {
 		const environ = await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "");
 		return `\0${environ}`.includes(`\0${name}=${value}\0`);
 	});
+	return found.live;
 }
 
 /**
@@ -51,4 +62,57 @@ export async function killAll(find: () => Promise<number[]>, what: string): Prom
 		await new Promise((r) => setTimeout(r, 20));
 	}
 	throw new Error(`${what} kept appearing after 50 rounds of killing them`);
+}
+
+const run = promisify(execFile);
+/** Only root's own programs: nothing of the agent's PATH. */
+const SYSTEM = { env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } };
+const as = (uid: number, gid: number) => [
+	`--reuid=${uid}`,
+	`--regid=${gid}`,
+	"--clear-groups",
+	"--",
+];
+
+/**
+ * Whether the kernel counts no process of `uid` but `zombies` already-dead ones: an exec as `uid`
+ * under RLIMIT_NPROC n fails with EAGAIN while the uid has more than n processes (the kernel's own
+ * count, which no fork can hide from, and which holds a zombie until it is reaped).
+ */
+async function onlyZombies(uid: number, gid: number, zombies: number): Promise<boolean> {
+	try {
+		await run("prlimit", [`--nproc=${zombies}`, "--", "setpriv", ...as(uid, gid), "true"], SYSTEM);
+		return true;
+	} catch (err) {
+		const { code, stderr } = err as { code?: unknown; stderr?: string };
+		if (code === "ENOENT")
+			throw new Error(
+				"prlimit and setpriv (Debian's util-linux) are needed to stop agent processes",
+			);
+		if (stderr?.includes("Resource temporarily unavailable")) return false;
+		throw new Error(
+			`could not count the processes of uid ${uid}: ${stderr?.trim() || String(err)}`,
+		);
+	}
+}
+
+/**
+ * Stops every process of `uid` (README › Security), or throws: a uid is lent again only once the
+ * kernel says nothing of it runs. `kill(-1, SIGKILL)` issued as `uid` signals all of its processes
+ * in one pass of the kernel's process list, which a fork cannot slip past (the child is either in
+ * the list or never made), until the kernel's count says none is left: a killer the agent subverted
+ * (traced) changes nothing but the throw. A pid is never killed from a list, which another process
+ * may have reused by then. Returns the live pids seen first, for the record.
+ */
+export async function stopUid(uid: number, gid: number): Promise<number[]> {
+	if (uid === 0 || uid === process.getuid?.()) throw new Error(`refusing to stop uid ${uid}`);
+	let seen: number[] | undefined;
+	for (let round = 0; round < 50; round++) {
+		const { live, zombies } = await scan(ofUid(uid));
+		seen ??= live;
+		if (await onlyZombies(uid, gid, zombies)) return seen;
+		await run("setpriv", [...as(uid, gid), "sh", "-c", "kill -KILL -1"], SYSTEM).catch(() => {});
+		await new Promise((r) => setTimeout(r, 20));
+	}
+	throw new Error(`processes of uid ${uid} kept running after 50 rounds of killing them all`);
 }

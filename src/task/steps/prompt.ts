@@ -394,7 +394,7 @@ ${roundRules(input, r, manifestPlace(input))}`;
  * is in a file, never cut.
  */
 export function promptFilePointer(file: string, bytes: number): string {
-	return `Your complete instructions are in the file \`${file}\` (${bytes} bytes, too long to pass as an argument).
+	return `Your complete instructions are in the file \`${file}\` (${bytes} bytes, too long to pass directly).
 Read that whole file first (with your file tool, or \`cat\` if the tool cannot reach it), then follow it
 exactly. Do not commit that file.
 `;

@@ -4,7 +4,8 @@
 // the prompt (lines "lisa-fake: <directive>", e.g. in the issue description) change its behaviour;
 // "lisa-fake[claude,codex]: …" applies only to those CLIs, "lisa-fake@web: …" only to the step of
 // repo web and "lisa-fake@plan: …" only to planning (the two combine: "lisa-fake[gemini]@api: …"):
-//   exit=N · stderr=<text> · stdout=<text> · sleep=N (seconds, printing a line per second)
+//   exit=N · stderr=<text> · sleep=N (seconds, printing a line per second)
+//   stdout=<text> (repeatable: a line each, in order; e.g. Claude Code's `init` and `result` events)
 //   hang (no output, never exits; starts a child that hangs too) · no-commit · empty-commit
 //   no-manifest · bad-manifest · manifest=<json> · touch=<path> · print-env=<VAR>
 //   broken-until-retry (writes status.txt "broken", or "ok" once the prompt is a retry)
@@ -198,6 +199,11 @@ function parse() {
 		rest.push(a);
 	}
 	if (rest.length) opts.prompt = spec.words ? rest.join(" ") : rest.at(-1);
+	// Without a prompt argument (codex: "-"), each real CLI reads it from stdin when that is no terminal.
+	if ((!opts.prompt || (cli === "codex" && opts.prompt === "-")) && !process.stdin.isTTY) {
+		opts.prompt = readFileSync(0, "utf8");
+		opts.stdin = true;
+	}
 	if (!opts.prompt) fail(`${cli}: no prompt given`);
 	return opts;
 }
@@ -237,11 +243,15 @@ const target = researchFile
 			? "plan"
 			: prompt.match(/ of the repository "([^"]+)"/)?.[1];
 const directives = new Map();
+/** Every `stdout=` line, in order (the other directives keep their last value). */
+const printed = [];
 for (const m of prompt.matchAll(
 	/lisa-fake(?:\[([a-z,]+)\])?(?:@([A-Za-z0-9._-]+))?:\s*([a-z-]+)(?:=([^\n]*))?/g,
 ))
-	if ((!m[1] || m[1].split(",").includes(cli)) && (!m[2] || m[2] === target))
+	if ((!m[1] || m[1].split(",").includes(cli)) && (!m[2] || m[2] === target)) {
 		directives.set(m[3], (m[4] ?? "").trim());
+		if (m[3] === "stdout") printed.push(directives.get("stdout"));
+	}
 
 const startCwd = process.cwd();
 /** A planning call's checkouts as it found them: HEAD and status of each. */
@@ -277,6 +287,7 @@ log({
 	pid: process.pid,
 	prompt,
 	promptFile: pointer?.[1] ?? null,
+	promptOnStdin: opts.stdin === true,
 	env: Object.keys(process.env).sort(),
 	envValues: process.env,
 	claudecode: process.env.CLAUDECODE ?? null,
@@ -323,7 +334,7 @@ for (let i = 0; i < seconds; i++) {
 	await sleep(1000);
 }
 if (directives.has("kill-self")) process.kill(process.pid, "SIGKILL");
-if (directives.has("stdout")) console.log(directives.get("stdout"));
+for (const line of printed) console.log(line);
 if (directives.has("print-env"))
 	console.log(`${directives.get("print-env")}=${process.env[directives.get("print-env")] ?? ""}`);
 if (directives.has("stderr")) process.stderr.write(`${directives.get("stderr")}\n`);

@@ -16,6 +16,8 @@ export interface FakeAgentCall {
 	/** The prompt the agent worked from (read from the file a long prompt points to). */
 	prompt: string;
 	promptFile: string | null;
+	/** It read the prompt from stdin (no prompt argument). */
+	promptOnStdin: boolean;
 	env: string[];
 	envValues: Record<string, string>;
 	claudecode: string | null;

@@ -35,8 +35,8 @@ export function teamView(t: DoubleTeam): View {
 
 export function userView(u: DoubleUser | undefined): View | null {
 	if (!u) return null;
-	const { id, name, displayName, email, active, app, createdAt, updatedAt } = u;
-	return { id, name, displayName, email, active, app, createdAt, updatedAt };
+	const { id, name, displayName, email, active, app, guest, createdAt, updatedAt } = u;
+	return { id, name, displayName, email, active, app, guest, createdAt, updatedAt };
 }
 
 export function stateView(store: LinearStore, s: DoubleWorkflowState): View {

@@ -181,8 +181,17 @@ const Team: TypeResolvers<DoubleTeam> = {
 			(i) => issueView(ctx.store, i),
 		),
 	issueCount: (t, _a, { store }) => store.state.issues.filter((i) => i.teamId === t.id).length,
-	members: (_t, a, ctx) =>
-		connect(ctx, ctx.store.allUsers(), a, "UserFilter", (u) => userView(u) ?? {}),
+	// Deactivated users only when asked for, as Linear does.
+	members: (t, a, ctx) =>
+		connect(
+			ctx,
+			ctx.store
+				.allUsers()
+				.filter((u) => ctx.store.isMember(u, t.id) && (u.active || a.includeDisabled === true)),
+			a,
+			"UserFilter",
+			(u) => userView(u) ?? {},
+		),
 	defaultIssueState: (t, _a, { store }) => store.defaultState(t.id) ?? null,
 	triageEnabled: (t, _a, { store }) => store.teamStates(t.id).some((s) => s.type === "triage"),
 	triageIssueState: (t, _a, { store }) =>
@@ -246,7 +255,14 @@ const User: TypeResolvers<DoubleUser> = {
 			"IssueFilter",
 			(i) => issueView(ctx.store, i),
 		),
-	teams: (_u, a, ctx) => connect(ctx, ctx.store.state.teams, a, "TeamFilter", teamView),
+	teams: (u, a, ctx) =>
+		connect(
+			ctx,
+			ctx.store.state.teams.filter((t) => ctx.store.isMember(u, t.id)),
+			a,
+			"TeamFilter",
+			teamView,
+		),
 };
 
 const Comment: TypeResolvers<DoubleComment> = {

@@ -491,3 +491,23 @@ describe("creating labels through @linear/sdk", () => {
 		expect(blank.type).toBe(LinearErrorType.InvalidInput);
 	});
 });
+
+describe("users and their teams through @linear/sdk", () => {
+	test("a team's members are its active members, a user's teams are theirs, guests say so", async () => {
+		const [eng, ops] = ["ENG", "OPS"].map((k) => linear.state.teams.find((t) => t.key === k));
+		const everywhere = linear.addUser({ name: "Ada Member" });
+		const guest = linear.addUser({ name: "Gus Guest", guest: true, teams: ["OPS"] });
+		const gone = linear.addUser({ name: "Del Gone", active: false });
+		const names = async (key: string, includeDisabled?: boolean) =>
+			(await (await client.team(key)).members({ includeDisabled })).nodes.map((u) => u.name);
+
+		expect(await names("ENG")).toEqual(["Lisa", "Ada Member"]);
+		expect(await names("OPS")).toEqual(["Lisa", "Ada Member", "Gus Guest"]);
+		expect(await names("ENG", true)).toEqual(["Lisa", "Ada Member", "Del Gone"]);
+		const teamsOf = async (id: string) => (await (await client.user(id)).teams()).nodes;
+		expect((await teamsOf(guest.id)).map((t) => t.id)).toEqual([ops?.id]);
+		expect((await teamsOf(everywhere.id)).map((t) => t.id)).toEqual([eng?.id, ops?.id]);
+		expect(await client.user(guest.id)).toMatchObject({ guest: true, active: true });
+		expect(await client.user(gone.id)).toMatchObject({ guest: false, active: false });
+	});
+});

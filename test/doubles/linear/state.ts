@@ -85,6 +85,8 @@ export class LinearStore {
 				email: "lisa@acme.test",
 				app: false,
 				active: true,
+				guest: false,
+				teamIds: null,
 				createdAt: at,
 				updatedAt: at,
 			},
@@ -123,7 +125,9 @@ export class LinearStore {
 			displayName: input.displayName ?? input.name.split(" ")[0]?.toLowerCase() ?? input.name,
 			email: input.email ?? `${slugify(input.name) || "user"}@acme.test`,
 			app: input.app ?? false,
-			active: true,
+			active: input.active ?? true,
+			guest: input.guest ?? false,
+			teamIds: input.teams?.map((t) => this.requireTeam(t).id) ?? null,
 			createdAt: at,
 			updatedAt: at,
 		};
@@ -318,6 +322,11 @@ export class LinearStore {
 
 	findUser(idOrEmail: string): DoubleUser | undefined {
 		return this.allUsers().find((u) => u.id === idOrEmail || u.email === idOrEmail);
+	}
+
+	/** Whether the user is a member of the team (every user is, unless given teams). */
+	isMember(user: DoubleUser, teamId: string): boolean {
+		return user.teamIds === null || user.teamIds.includes(teamId);
 	}
 
 	/** By id or (case-insensitive) key. */

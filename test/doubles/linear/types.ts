@@ -30,7 +30,12 @@ export interface DoubleUser {
 	displayName: string;
 	email: string;
 	app: boolean;
+	/** False once deactivated: Team.members leaves the user out unless asked to include them. */
 	active: boolean;
+	/** A guest of the workspace, limited to its teams. */
+	guest: boolean;
+	/** The teams the user is a member of; null: every team (the double's default). */
+	teamIds: string[] | null;
 	createdAt: string;
 	updatedAt: string;
 }
@@ -241,5 +246,10 @@ export interface AddUserInput {
 	email?: string;
 	displayName?: string;
 	app?: boolean;
+	/** Default true. */
+	active?: boolean;
+	guest?: boolean;
+	/** Team ids or keys the user is a member of; default: every team. */
+	teams?: string[];
 	id?: string;
 }

@@ -216,14 +216,13 @@ export function claudeReader(): OutputReader {
  * terminal and skips the workspace trust dialog; `--dangerously-skip-permissions` lets it edit
  * files and run commands without asking (nobody could answer); `stream-json` (which needs
  * `--verbose` in print mode) is its machine-readable output. `--worktree` takes an optional name:
- * it is always given one, and `--` ends the options, so the prompt is never taken for a flag or
- * for the name.
+ * it is always given one. The prompt is read from stdin, as print mode does without a prompt argument.
  */
 export const claude = new CliProvider({
 	name: "claude",
 	bin: "claude",
 	help: ["--help"],
-	argv: (prompt, opts) => [
+	argv: (opts) => [
 		"-p",
 		"--dangerously-skip-permissions",
 		"--output-format",
@@ -241,8 +240,6 @@ export const claude = new CliProvider({
 					opts.nativeWorktree,
 				]
 			: []),
-		"--",
-		prompt,
 	],
 	reader: claudeReader,
 	prepare: async (opts) => ({

@@ -11,7 +11,7 @@ import {
 	type AgentResult,
 	type AgentRunOptions,
 	type LiveUsage,
-	MAX_PROMPT_ARG_BYTES,
+	MAX_PROMPT_STDIN_BYTES,
 	type Provider,
 	TRANSIENT_ERROR_KINDS,
 } from "./provider";
@@ -30,7 +30,7 @@ export interface OutputReader {
 export interface CliSpec {
 	name: ProviderName;
 	bin: string;
-	argv(prompt: string, opts: AgentRunOptions): string[];
+	argv(opts: AgentRunOptions): string[];
 	reader(): OutputReader;
 	/**
 	 * Settings the CLI needs before a run, written where only this run reads them (its home or the
@@ -44,9 +44,10 @@ export interface CliSpec {
 }
 
 /**
- * An agent CLI run as `<bin> <argv…>` (README › Providers and models): spawned without a shell,
- * stdin closed, in its own process group, in its machine-readable mode. A prompt too long for one
- * argument goes into a file outside the worktree and the agent is told to read it: never cut.
+ * An agent CLI run as `<bin> <argv…>` (README › Providers and models): spawned without a shell, in
+ * its own process group, in its machine-readable mode. The prompt goes in on stdin, never in argv,
+ * which every user can read in /proc/<pid>/cmdline. A prompt too long for stdin goes into a file
+ * only the agent's user can read, outside the worktree, and the agent is told to read it: never cut.
  */
 export class CliProvider implements Provider {
 	readonly name: ProviderName;
@@ -79,7 +80,7 @@ export class CliProvider implements Provider {
 	async run(prompt: string, opts: AgentRunOptions): Promise<AgentResult> {
 		const bytes = Buffer.byteLength(prompt);
 		const file =
-			bytes > MAX_PROMPT_ARG_BYTES
+			bytes > MAX_PROMPT_STDIN_BYTES
 				? path.join(opts.scratchDir, `prompt-${this.name}-${Date.now()}.md`)
 				: undefined;
 		if (file) {
@@ -102,19 +103,16 @@ export class CliProvider implements Provider {
 		};
 		try {
 			const env = { ...opts.env, ...(await this.spec.prepare?.(opts)) };
-			const r = await runProcess(
-				this.spec.bin,
-				this.spec.argv(file ? promptFilePointer(file, bytes) : prompt, opts),
-				{
-					cwd: opts.cwd,
-					env,
-					timeoutMs: opts.timeoutMs,
-					onOutput: opts.onOutput,
-					signal: opts.signal,
-					user: opts.user,
-					stdoutLines: read,
-				},
-			);
+			const r = await runProcess(this.spec.bin, this.spec.argv(opts), {
+				stdin: file ? promptFilePointer(file, bytes) : prompt,
+				cwd: opts.cwd,
+				env,
+				timeoutMs: opts.timeoutMs,
+				onOutput: opts.onOutput,
+				signal: opts.signal,
+				user: opts.user,
+				stdoutLines: read,
+			});
 			const report = reader.report({ code: r.code });
 			const notFound = r.error?.includes("ENOENT")
 				? `${this.spec.bin}: command not found (not installed or not in PATH)\n`

@@ -167,7 +167,7 @@ export const codex = new CliProvider({
 	name: "codex",
 	bin: "codex",
 	help: ["exec", "--help"],
-	argv: (prompt, opts) => [
+	argv: (opts) => [
 		"exec",
 		"--json",
 		"--strict-config",
@@ -176,8 +176,8 @@ export const codex = new CliProvider({
 		"--color",
 		"never",
 		...modelArgs(opts, "--model"),
-		"--",
-		prompt,
+		// The prompt: "-" reads it from stdin.
+		"-",
 	],
 	reader: codexReader,
 	prepare,

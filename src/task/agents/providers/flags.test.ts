@@ -24,10 +24,14 @@ describe("the flags Lisa passes each agent CLI", () => {
 		expect((await cliFlagCheck(old, env)).missing).toEqual(["--full-auto"]);
 	});
 
-	it("reads a flag given with its value (--prompt=…) by its name", () => {
-		const gemini = specs.find((s) => s.name === "gemini");
-		if (!gemini) throw new Error("no gemini");
-		expect(flagsOf(gemini)).toContain("--prompt");
-		expect(flagsOf(gemini)).not.toContain("PROMPT");
+	it('reads a flag given with its value (--prompt=…) by its name, and never stdin\'s "-" as one', () => {
+		const codex = specs.find((s) => s.name === "codex");
+		if (!codex) throw new Error("no codex");
+		expect(flagsOf({ ...codex, argv: () => ["--prompt=hello", "-m", "M"] })).toEqual([
+			"--prompt",
+			"-m",
+		]);
+		expect(codex.argv({ cwd: "/", env: {}, timeoutMs: 0, scratchDir: "/" }).at(-1)).toBe("-");
+		expect(flagsOf(codex)).not.toContain("-");
 	});
 });

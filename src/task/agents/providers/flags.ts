@@ -2,11 +2,10 @@ import { runProcess } from "../../sandbox/process";
 import type { CliSpec } from "./cli-provider";
 
 /**
- * Every flag Lisa passes a CLI: those of its argv with a model and a native worktree given, up to
- * the `--` before the prompt.
+ * Every flag Lisa passes a CLI: those of its argv with a model and a native worktree given.
  */
 export function flagsOf(spec: CliSpec): string[] {
-	const argv = spec.argv("PROMPT", {
+	const argv = spec.argv({
 		cwd: "/",
 		env: {},
 		timeoutMs: 0,
@@ -14,14 +13,7 @@ export function flagsOf(spec: CliSpec): string[] {
 		model: "MODEL",
 		nativeWorktree: spec.nativeWorktree ? "NAME" : undefined,
 	});
-	const end = argv.indexOf("--");
-	return [
-		...new Set(
-			(end < 0 ? argv : argv.slice(0, end))
-				.filter((a) => a.startsWith("-"))
-				.map((a) => a.split("=")[0] as string),
-		),
-	];
+	return [...new Set(argv.filter((a) => /^--?\w/.test(a)).map((a) => a.split("=")[0] as string))];
 }
 
 export interface FlagCheck {

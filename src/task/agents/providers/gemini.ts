@@ -183,17 +183,16 @@ async function prepare(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv> {
 
 // `--skip-trust` trusts the worktree for this run only: Lisa's worktree is new to the CLI, and in
 // an untrusted folder it drops `--yolo` back to asking, which headless means refusing every edit.
-// The prompt is one `--prompt=` argument, so a prompt that begins with "-" is not read as a flag.
+// With stdin not a terminal it runs headless and reads the prompt from stdin.
 export const gemini = new CliProvider({
 	name: "gemini",
 	bin: "gemini",
-	argv: (prompt, opts) => [
+	argv: (opts) => [
 		"--skip-trust",
 		"--yolo",
 		"--output-format",
 		"stream-json",
 		...modelArgs(opts, "-m"),
-		`--prompt=${prompt}`,
 	],
 	reader: geminiReader,
 	prepare,

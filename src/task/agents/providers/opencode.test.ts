@@ -25,7 +25,7 @@ import {
 import { MANIFEST_FILE } from "../../steps/prompt";
 import { statusKind } from "./cli-provider";
 import { opencodeReader } from "./opencode";
-import { MAX_PROMPT_ARG_BYTES } from "./provider";
+import { MAX_PROMPT_STDIN_BYTES } from "./provider";
 
 // Quotes, a flag-like word, double spaces and a new line: `run` must pass it on unchanged.
 const PROMPT =
@@ -215,11 +215,11 @@ describe.concurrent("opencode (real CLI)", () => {
 		120_000,
 	);
 
-	it("reads a prompt too long for argv from the scratch directory, and nothing else outside", async () => {
+	it("reads a prompt too long for stdin from the scratch directory, and nothing else outside", async () => {
 		await withCli(startOpenAiChatDouble, {}, async ({ sandbox, model, trap }) => {
 			const marker = "LISA-LONG-PROMPT-START";
-			const prompt = `${marker}\n${"Keep every line of this prompt in mind.\n".repeat(3000)}`;
-			expect(Buffer.byteLength(prompt)).toBeGreaterThan(MAX_PROMPT_ARG_BYTES);
+			const prompt = `${marker}\n${"Keep every line of this prompt in mind.\n".repeat(27000)}`;
+			expect(Buffer.byteLength(prompt)).toBeGreaterThan(MAX_PROMPT_STDIN_BYTES);
 			const outside = path.join(path.dirname(sandbox.scratch), "outside.txt");
 			await writeFile(outside, "not for the agent\n");
 			// The model reads the file the pointer names, then one beside the scratch directory.

@@ -80,14 +80,12 @@ async function configHome(opts: AgentRunOptions): Promise<string> {
 
 const PLUGIN_SDK = { "@opencode-ai/plugin": "*" };
 
-// `run` joins its message arguments with spaces but wraps each one holding a space in quotes
-// (escaping its quotes): the prompt goes in as its space-separated words, after `--` so none is
-// taken for a flag, and arrives exactly as written.
+// `run` without a message argument reads the message from stdin (not a terminal).
 export const opencode = new CliProvider({
 	name: "opencode",
 	bin: "opencode",
 	help: ["run", "--help"],
-	argv: (prompt, opts) => [
+	argv: (opts) => [
 		"run",
 		"--format",
 		"json",
@@ -96,8 +94,6 @@ export const opencode = new CliProvider({
 		"--title",
 		"Lisa",
 		...modelArgs(opts, "-m"),
-		"--",
-		...prompt.split(" "),
 	],
 	reader: opencodeReader,
 	async prepare(opts) {

@@ -99,8 +99,11 @@ export interface Provider {
 	run(prompt: string, opts: AgentRunOptions): Promise<AgentResult>;
 }
 
-/** Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); stay well below it. */
-export const MAX_PROMPT_ARG_BYTES = 100_000;
+/**
+ * The longest prompt given on stdin: Gemini CLI cuts its stdin at 8 MiB. A longer one goes in a
+ * file the agent is told to read, never cut.
+ */
+export const MAX_PROMPT_STDIN_BYTES = 1_000_000;
 
 const BASE_ENV = [
 	"PATH",

@@ -226,7 +226,9 @@ export function commentRefusal(
 	if (approvals.some((a) => a.commentId === comment.id))
 		return `${comment.id} already approved a request`;
 	if (comment.writtenAt === undefined) return `${comment.id} says no time it was written`;
-	if (Date.parse(comment.writtenAt) < Date.parse(request.requestedAt))
+	// GitHub's times are whole seconds: a comment of the request's own second is not older than it.
+	const second = Math.floor(Date.parse(request.requestedAt) / 1000) * 1000;
+	if (Date.parse(comment.writtenAt) < second)
 		return `${comment.id} was written at ${comment.writtenAt}, before the request of ${request.requestedAt}`;
 	return undefined;
 }

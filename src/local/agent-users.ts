@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { chmod, lstat, mkdir } from "node:fs/promises";
 import path from "node:path";
-import { stopUid } from "../task/sandbox/processes";
+import { stopUid, UidStillRunning } from "../task/sandbox/processes";
 import { SHARED_DIR } from "./agent-reach";
 import { holdLock, type Lock } from "./lock";
 
@@ -95,7 +95,11 @@ export class AgentUidPool {
 			// whose processes cannot be stopped stays held, never lent.
 			const stopped = await stopUid(uid, uid).then(
 				() => true,
-				() => false,
+				(err: unknown) => {
+					if (err instanceof UidStillRunning) return false;
+					this.taken.delete(uid);
+					return lock.release().then(() => Promise.reject(err));
+				},
 			);
 			if (stopped) return uid;
 		}

@@ -9,7 +9,7 @@ import type { PipelineDeps } from "./deps";
 import { handleFollowUpRequested, originalRun } from "./follow-up";
 import { mutate, note } from "./mutate";
 import { replyInSession } from "./report";
-import { type ApproverVerdict, sessionApprover } from "./session-approver";
+import { sessionApprover } from "./session-approver";
 
 /**
  * `session.prompted`: a follow-up in the run's Linear agent session is recorded and answered. Once
@@ -44,15 +44,20 @@ export async function handleSessionPrompted(
 			"session.prompted",
 			`${msg.author ?? "someone"} wrote in the agent session: ${msg.body.slice(0, 200)}`,
 		);
-	// The session was asked whether to spend more (README › Cost and budgets).
+	// The session was asked whether to spend more (README › Cost and budgets). Also on a
+	// redelivery: the approval may not have been sent yet, and one message approves once.
 	if (run.status === "awaiting_approval" && isContinue(msg.body, true)) {
-		if (changed)
-			await approveInSession(
+		const approver = early ?? (await sessionApprover(deps, run, authorOf(msg)));
+		if (!("refused" in approver))
+			await approveFrom(
 				deps,
 				run,
-				msg,
-				early ?? (await sessionApprover(deps, run, authorOf(msg))),
+				approver.by,
+				"linear",
+				{ id: msg.activityId, writtenAt: msg.writtenAt },
+				approver.byId,
 			);
+		else if (changed) await refuseInSession(deps, run, msg, approver.refused);
 		return;
 	}
 	// Also on a redelivery: the round may not have been asked for yet (it is asked for once).
@@ -90,26 +95,21 @@ export async function handleSessionPrompted(
 
 const authorOf = (msg: SessionPrompted) => ({ id: msg.authorId, name: msg.author });
 
-/** A `continue` in the session: approved by a member of the issue's team, else refused, saying why. */
-async function approveInSession(
+/** A `continue` in the session from someone who may not approve: noted, and said why. */
+async function refuseInSession(
 	deps: PipelineDeps,
 	run: Run,
 	msg: SessionPrompted,
-	approver: ApproverVerdict,
+	refused: string,
 ): Promise<void> {
-	if ("refused" in approver) {
-		const who = msg.author ?? "someone";
-		await note(deps, run.runId, "approval.ignored", `\`continue\` by ${who}: ${approver.refused}`, {
-			data: { authorId: msg.authorId },
-		});
-		await replyInSession(deps, run, {
-			type: "thought",
-			body: `Not approved: ${approver.refused}. Only an active member of the issue's team who is not a guest can approve spending here; the dashboard can too, with the admin token.`,
-		});
-		return;
-	}
-	const comment = { id: msg.activityId, writtenAt: msg.writtenAt };
-	await approveFrom(deps, run, approver.by, "linear", comment, approver.byId);
+	const who = msg.author ?? "someone";
+	await note(deps, run.runId, "approval.ignored", `\`continue\` by ${who}: ${refused}`, {
+		data: { authorId: msg.authorId },
+	});
+	await replyInSession(deps, run, {
+		type: "thought",
+		body: `Not approved: ${refused}. Only an active member of the issue's team who is not a guest can approve spending here; the dashboard can too, with the admin token.`,
+	});
 }
 
 /** The first pull request the session's original run opened that is still open, if any. */

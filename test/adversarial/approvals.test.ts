@@ -2,8 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventsAnswer } from "../../src/api/schemas";
 import type { GitHubPull } from "../doubles/github/server";
-import { issuesEvent, pullRequestCommentEvent } from "../doubles/github/webhook";
-import { createStackWorld, type StackWorld } from "../support/stack";
+import { pullRequestCommentEvent } from "../doubles/github/webhook";
+import { createStackWorld, resolvedIssue, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
 // A `/lisa continue` that was not written for the request it would answer (README › Cost and
@@ -47,22 +47,11 @@ let pr: GitHubPull;
 beforeAll(async () => {
 	w = await createStackWorld({ source: "github", config: config(10) });
 	w.github.addCollaborator(REPO, ada);
-	const issue = w.github.addIssue(REPO, {
+	({ runId, pr } = await resolvedIssue(w, REPO, {
 		title: "Fix the redirect",
 		body: `lisa-fake: stdout=${SPEND}`,
-		labels: ["lisa"],
 		user: ada,
-	});
-	const res = await w.sendGitHub(
-		"issues",
-		issuesEvent(w.github, REPO, issue, { label: "lisa", sender: ada }),
-	);
-	runId = ((await res.json()) as { runId: string }).runId;
-	const run = await w.waitForRun(runId);
-	expect(run.status, run.error ?? "").toBe("succeeded");
-	const opened = w.github.pulls(REPO).find((p) => p.body?.includes(runId));
-	if (!opened) throw new Error(`run ${runId} opened no pull request`);
-	pr = opened;
+	}));
 }, 120_000);
 afterAll(() => w?.stop());
 

@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventsAnswer } from "../../src/api/schemas";
 import type { GitHubPull } from "../doubles/github/server";
-import {
-	issuesEvent,
-	pullRequestCommentEvent,
-	pullRequestReviewCommentEvent,
-} from "../doubles/github/webhook";
-import { createStackWorld, type StackWorld } from "../support/stack";
+import { pullRequestCommentEvent, pullRequestReviewCommentEvent } from "../doubles/github/webhook";
+import { createStackWorld, resolvedIssue, type StackWorld } from "../support/stack";
 
 // A collaborator hides a command from the people reading the pull request: in an HTML comment,
 // a code block, inline code or a quote of someone else's words. Each is a signed webhook to the
@@ -26,17 +22,7 @@ beforeAll(async () => {
 		configExtra: "limits: {max_attempts: 1}\nfollow_up: {debounce_seconds: 0}\n",
 	});
 	w.github.addCollaborator(REPO, ada);
-	const issue = w.github.addIssue(REPO, { title: "Fix the redirect", labels: ["lisa"], user: ada });
-	const res = await w.sendGitHub(
-		"issues",
-		issuesEvent(w.github, REPO, issue, { label: "lisa", sender: ada }),
-	);
-	runId = ((await res.json()) as { runId: string }).runId;
-	const run = await w.waitForRun(runId);
-	expect(run.status, run.error ?? "").toBe("succeeded");
-	const opened = w.github.pulls(REPO).find((p) => p.body?.includes(runId));
-	if (!opened) throw new Error(`run ${runId} opened no pull request`);
-	pr = opened;
+	({ runId, pr } = await resolvedIssue(w, REPO, { title: "Fix the redirect", user: ada }));
 }, 120_000);
 afterAll(() => w?.stop());
 

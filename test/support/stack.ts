@@ -5,7 +5,8 @@ import type { Settings } from "../../src/config/settings";
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import { type LocalStack, startLocalStack } from "../../src/local/stack";
 import { createLogger } from "../../src/log";
-import { githubHeaders } from "../doubles/github/webhook";
+import type { GitHubPull } from "../doubles/github/server";
+import { githubHeaders, issuesEvent } from "../doubles/github/webhook";
 import type { DoubleIssue } from "../doubles/linear/server";
 import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
 import {
@@ -192,4 +193,26 @@ export async function createStackWorld(opts: StackOptions = {}): Promise<StackWo
 		},
 	};
 	return world;
+}
+
+/**
+ * A GitHub issue `user` files and labels for Lisa (a signed `issues` webhook), resolved by a run
+ * that opened a pull request: the run's id and the pull request.
+ */
+export async function resolvedIssue(
+	w: StackWorld,
+	repo: string,
+	issue: { title: string; body?: string; user: string },
+): Promise<{ runId: string; pr: GitHubPull }> {
+	const filed = w.github.addIssue(repo, { ...issue, labels: ["lisa"] });
+	const res = await w.sendGitHub(
+		"issues",
+		issuesEvent(w.github, repo, filed, { label: "lisa", sender: issue.user }),
+	);
+	const { runId } = (await res.json()) as { runId: string };
+	const run = await w.waitForRun(runId);
+	if (run.status !== "succeeded") throw new Error(`run ${runId} ${run.status}: ${run.error ?? ""}`);
+	const pr = w.github.pulls(repo).find((p) => p.body?.includes(runId));
+	if (!pr) throw new Error(`run ${runId} opened no pull request`);
+	return { runId, pr };
 }

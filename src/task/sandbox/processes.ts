@@ -3,21 +3,21 @@ import { readdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 
 // Finding processes in /proc, never by name: by uid (any of real, effective, saved, filesystem),
-// or by a variable in their initial environment. Zombies (already dead) are not counted. A scan
-// is a best effort: a process that forks and exits every few milliseconds is never alive both
-// when /proc is listed and when it is read. `stopUid` does not rely on one.
+// or by a variable in their initial environment. A scan is a best effort: a process that forks and
+// exits every few milliseconds is never alive both when /proc is listed and when it is read.
+// `stopUid` does not rely on one.
 
-/** Processes (except this one) that `match`: the live ones, and how many zombies. */
+/** Processes (except this one) that `match`: the live ones, and the zombies (already dead). */
 async function scan(
 	match: (pid: number, status: string) => Promise<boolean>,
-): Promise<{ live: number[]; zombies: number }> {
-	const found = { live: [] as number[], zombies: 0 };
+): Promise<{ live: number[]; zombies: number[] }> {
+	const found = { live: [] as number[], zombies: [] as number[] };
 	for (const name of await readdir("/proc")) {
 		const pid = Number(name);
 		if (!Number.isInteger(pid) || pid === process.pid) continue;
 		const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
 		if (!status || !(await match(pid, status))) continue;
-		if (/^State:\s+Z/m.test(status)) found.zombies++;
+		if (/^State:\s+Z/m.test(status)) found.zombies.push(pid);
 		else found.live.push(pid);
 	}
 	return found;
@@ -30,11 +30,6 @@ const ofUid = (uid: number) => async (_pid: number, status: string) =>
 			?.split(/\s+/)
 			.map(Number) ?? []
 	).includes(uid);
-
-/** Live processes of `uid`, except this one. */
-export async function processesOfUid(uid: number): Promise<number[]> {
-	return (await scan(ofUid(uid))).live;
-}
 
 /** Live processes whose environment has `name=value`, except this one. */
 export async function processesWithVariable(name: string, value: string): Promise<number[]> {
@@ -75,13 +70,13 @@ const as = (uid: number, gid: number) => [
 ];
 
 /**
- * Whether the kernel counts no process of `uid` but `zombies` already-dead ones: an exec as `uid`
- * under RLIMIT_NPROC n fails with EAGAIN while the uid has more than n processes (the kernel's own
- * count, which no fork can hide from, and which holds a zombie until it is reaped).
+ * Whether the kernel counts at most `n` processes of `uid`: an exec as `uid` under RLIMIT_NPROC n
+ * fails with EAGAIN while the uid has more (the kernel's own count, which no fork hides from, and
+ * which holds a zombie until it is reaped).
  */
-async function onlyZombies(uid: number, gid: number, zombies: number): Promise<boolean> {
+async function atMost(uid: number, gid: number, n: number): Promise<boolean> {
 	try {
-		await run("prlimit", [`--nproc=${zombies}`, "--", "setpriv", ...as(uid, gid), "true"], SYSTEM);
+		await run("prlimit", [`--nproc=${n}`, "--", "setpriv", ...as(uid, gid), "true"], SYSTEM);
 		return true;
 	} catch (err) {
 		const { code, stderr } = err as { code?: unknown; stderr?: string };
@@ -96,23 +91,32 @@ async function onlyZombies(uid: number, gid: number, zombies: number): Promise<b
 	}
 }
 
+/** Processes of a uid kept running through every round of `stopUid`. */
+export class UidStillRunning extends Error {}
+
+const same = (a: number[], b: number[]) => a.length === b.length && a.every((p, i) => p === b[i]);
+
 /**
  * Stops every process of `uid` (README › Security), or throws: a uid is lent again only once the
- * kernel says nothing of it runs. `kill(-1, SIGKILL)` issued as `uid` signals all of its processes
- * in one pass of the kernel's process list, which a fork cannot slip past (the child is either in
- * the list or never made), until the kernel's count says none is left: a killer the agent subverted
- * (traced) changes nothing but the throw. A pid is never killed from a list, which another process
- * may have reused by then. Returns the live pids seen first, for the record.
+ * kernel says nothing of it runs. Each round, `kill(-1, SIGKILL)` issued as `uid` signals all of
+ * its processes in one pass of the kernel's process list, which a fork cannot slip past (the child
+ * is either in the list or never made); then the kernel counts the uid's processes, allowing only
+ * the zombies seen both before and after the count. A zombie the agent reaped meanwhile would
+ * leave room for a live process; one it keeps unreaped has a live parent, which the count holds. A
+ * killer the agent killed or traced changes nothing but the throw. No pid is killed from a list,
+ * which another process may have reused by then. Returns the live pids seen first, for the record.
  */
 export async function stopUid(uid: number, gid: number): Promise<number[]> {
 	if (uid === 0 || uid === process.getuid?.()) throw new Error(`refusing to stop uid ${uid}`);
-	let seen: number[] | undefined;
+	const seen = (await scan(ofUid(uid))).live;
 	for (let round = 0; round < 50; round++) {
-		const { live, zombies } = await scan(ofUid(uid));
-		seen ??= live;
-		if (await onlyZombies(uid, gid, zombies)) return seen;
 		await run("setpriv", [...as(uid, gid), "sh", "-c", "kill -KILL -1"], SYSTEM).catch(() => {});
+		const before = (await scan(ofUid(uid))).zombies;
+		const counted = await atMost(uid, gid, before.length);
+		if (counted && same(before, (await scan(ofUid(uid))).zombies)) return seen;
 		await new Promise((r) => setTimeout(r, 20));
 	}
-	throw new Error(`processes of uid ${uid} kept running after 50 rounds of killing them all`);
+	throw new UidStillRunning(
+		`processes of uid ${uid} kept running after 50 rounds of killing them all`,
+	);
 }

@@ -134,14 +134,16 @@ async function pass(deps: PipelineDeps, held: Run, why: string): Promise<void> {
 async function followEnded(deps: PipelineDeps, ended: Run): Promise<void> {
 	const run = await refresh(deps, ended, await taskRuns(deps, ended.epic?.tasks ?? []));
 	await finalize(deps, run.runId);
-	// Before its end was said, finalize says it with these statuses; after, the comment is edited.
-	if (run === ended) return;
+	// Before its end was said, finalize says it with these statuses; after, the comment is edited,
+	// also on a redelivery after a failed edit (an edit that changes nothing is skipped).
 	const latest = await deps.store.getRun(run.runId);
 	if (!latest?.epic?.comment?.id) return;
 	try {
 		await epicComment(deps, deps.tracker(latest.source), latest);
 	} catch (err) {
-		if (!(err instanceof NotConfigured)) throw err;
+		if (err instanceof NotConfigured) return;
+		if (!(err instanceof TrackerError) || err.transient) throw err;
+		await note(deps, run.runId, "tracker.error", `the epic's progress comment: ${err.message}`);
 	}
 }
 

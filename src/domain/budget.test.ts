@@ -146,9 +146,9 @@ describe("commentRefusal", () => {
 		expect(commentRefusal(request, [], comment())).toBe("comment-7 says no time it was written");
 	});
 
-	it("takes a GitHub time of the request's own second (whole seconds) as not older", () => {
+	it("fails closed on a GitHub time (whole seconds) of the request's own second", () => {
 		const late = { requestedAt: "2026-11-24T12:00:00.500Z" };
-		expect(commentRefusal(late, [], comment("2026-11-24T12:00:00Z"))).toBeUndefined();
-		expect(commentRefusal(late, [], comment("2026-11-24T11:59:59Z"))).toMatch(/before the request/);
+		expect(commentRefusal(late, [], comment("2026-11-24T12:00:00Z"))).toMatch(/before the request/);
+		expect(commentRefusal(late, [], comment("2026-11-24T12:00:01Z"))).toBeUndefined();
 	});
 });

@@ -226,9 +226,9 @@ export function commentRefusal(
 	if (approvals.some((a) => a.commentId === comment.id))
 		return `${comment.id} already approved a request`;
 	if (comment.writtenAt === undefined) return `${comment.id} says no time it was written`;
-	// GitHub's times are whole seconds: a comment of the request's own second is not older than it.
-	const second = Math.floor(Date.parse(request.requestedAt) / 1000) * 1000;
-	if (Date.parse(comment.writtenAt) < second)
+	// GitHub's times are whole seconds: a comment of the request's own second may read as older and be
+	// refused (it says why; a new comment approves). Never the other way: an older one never counts.
+	if (Date.parse(comment.writtenAt) < Date.parse(request.requestedAt))
 		return `${comment.id} was written at ${comment.writtenAt}, before the request of ${request.requestedAt}`;
 	return undefined;
 }

@@ -9,18 +9,18 @@ import { createStackWorld, type StackWorld } from "../support/stack";
 // outlive its run into the next one lent the same uid, and no agent reads another run's prompt.
 
 const ROOT = process.getuid?.() === 0;
-// Two uids of their own: the next run after one that finished is lent the first again.
-const UIDS = "62990-62991";
 
 let w: StackWorld;
-beforeAll(async () => {
-	if (!ROOT) return;
-	w = await createStackWorld({
-		configExtra: "limits: {max_concurrent_runs: 2}",
-		env: { LISA_AGENT_UIDS: UIDS },
+/** A stack of its own whose agents take uids of `uids` only. */
+function stackWith(uids: string) {
+	beforeAll(async () => {
+		w = await createStackWorld({
+			configExtra: "limits: {max_concurrent_runs: 2}",
+			env: { LISA_AGENT_UIDS: uids },
+		});
 	});
-});
-afterAll(() => w?.stop());
+	afterAll(() => w?.stop());
+}
 
 /** A world-writable file the hostile processes report to. */
 async function report(name: string): Promise<string> {
@@ -39,7 +39,10 @@ async function script(name: string, text: string): Promise<string> {
 
 const lines = async (file: string) => (await readFile(file, "utf8")).split("\n").filter(Boolean);
 
-describe.skipIf(!ROOT)("one run's agent against another run", () => {
+describe.skipIf(!ROOT)("one run's agent against the next run", () => {
+	// One uid: the next run is lent the uid of the one before once it is given back.
+	stackWith("62990-62990");
+
 	it("a process forking away from every kill dies with its run: the next run lent its uid gets no file of it", async () => {
 		const injected = await report("injected.log");
 		const beats = await report("beats.log");
@@ -91,6 +94,10 @@ while (time < $end) {
 		await new Promise((r) => setTimeout(r, 2500));
 		expect((await stat(beats)).size).toBe(before);
 	});
+});
+
+describe.skipIf(!ROOT)("one run's agent against the run beside it", () => {
+	stackWith("62991-62992");
 
 	it("no agent reads another run's prompt in /proc while both run", async () => {
 		const SECRET = "hunter2";

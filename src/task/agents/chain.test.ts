@@ -36,8 +36,8 @@ describe("fallback chain", () => {
 			"stream-json",
 			"-m",
 			"gemini-2.5-pro",
-			expect.stringMatching(/^--prompt=/),
 		]);
+		expect(calls.map((c) => c.promptOnStdin)).toEqual([true, true]);
 		const step = (await w.run(runId)).steps[0];
 		expect(step?.provider).toBe("gemini:gemini-2.5-pro");
 		const events = await w.events(runId);
@@ -101,11 +101,10 @@ describe("fallback chain", () => {
 			"models: ['claude:opus', gemini, 'opencode:anthropic/claude-sonnet', 'codex:o4']",
 		);
 		expect(await w.runTask(runId)).toMatchObject({ outcome: "succeeded", provider: "codex:o4" });
-		// Up to the prompt: after `--`, or gemini's `--prompt=`.
-		const flags = (argv: string[]) =>
-			argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv.slice(0, -1);
-		const argv = (await w.agents.callsOf(runId)).map((c) => [c.cli, ...flags(c.argv)]);
-		expect(argv).toEqual([
+		// The whole argv: the prompt is on stdin (codex's "-" says so), never an argument.
+		const calls = await w.agents.callsOf(runId);
+		expect(calls.every((c) => c.promptOnStdin)).toBe(true);
+		expect(calls.map((c) => [c.cli, ...c.argv])).toEqual([
 			[
 				"claude",
 				"-p",
@@ -139,6 +138,7 @@ describe("fallback chain", () => {
 				"never",
 				"--model",
 				"o4",
+				"-",
 			],
 		]);
 	});
@@ -197,14 +197,15 @@ describe("supervision", () => {
 });
 
 describe("providers", () => {
-	it("hands a prompt too long for one argument over in a file, whole", async () => {
-		const long = `${"Context line that matters.\n".repeat(5000)}THE END OF THE DESCRIPTION`;
+	it("hands a prompt too long for stdin over in a file, whole", async () => {
+		const long = `${"Context line that matters.\n".repeat(10_000)}THE END OF THE DESCRIPTION`;
 		const runId = await w.newRun({ title: "Long prompt", description: long });
 		const report = await w.runTask(runId);
 		expect(report).toMatchObject({ outcome: "succeeded" });
 		const [call] = await w.agents.callsOf(runId);
 		expect(call?.promptFile).toMatch(/scratch\/prompt-claude-\d+\.md$/);
-		expect(Buffer.byteLength(call?.argv.at(-1) ?? "")).toBeLessThan(1000);
+		expect(call?.promptOnStdin).toBe(true);
+		expect(call?.argv.join(" ")).not.toContain("Context line");
 		expect(call?.prompt).toContain(long);
 		// Outside the worktree, never committed, and gone afterwards.
 		expect(call?.promptFile?.startsWith(path.join(w.workspace(runId), "scratch"))).toBe(true);

@@ -195,7 +195,7 @@ function parse() {
 			else i++;
 			continue;
 		}
-		if (a.startsWith("-")) fail(`error: unexpected argument '${a}' found`);
+		if (a.startsWith("-") && a !== "-") fail(`error: unexpected argument '${a}' found`);
 		rest.push(a);
 	}
 	if (rest.length) opts.prompt = spec.words ? rest.join(" ") : rest.at(-1);

@@ -218,7 +218,7 @@ describe.concurrent("opencode (real CLI)", () => {
 	it("reads a prompt too long for stdin from the scratch directory, and nothing else outside", async () => {
 		await withCli(startOpenAiChatDouble, {}, async ({ sandbox, model, trap }) => {
 			const marker = "LISA-LONG-PROMPT-START";
-			const prompt = `${marker}\n${"Keep every line of this prompt in mind.\n".repeat(27000)}`;
+			const prompt = `${marker}\n${"Keep every line of this prompt in mind.\n".repeat(6000)}`;
 			expect(Buffer.byteLength(prompt)).toBeGreaterThan(MAX_PROMPT_STDIN_BYTES);
 			const outside = path.join(path.dirname(sandbox.scratch), "outside.txt");
 			await writeFile(outside, "not for the agent\n");

@@ -100,10 +100,11 @@ export interface Provider {
 }
 
 /**
- * The longest prompt given on stdin: Gemini CLI cuts its stdin at 8 MiB. A longer one goes in a
- * file the agent is told to read, never cut.
+ * The longest prompt given on stdin, well under what each CLI reads of it (Gemini CLI cuts its
+ * stdin at 8 MiB). A longer one (only a description near the store's 400 KB item limit makes one)
+ * goes in a file the agent is told to read, never cut.
  */
-export const MAX_PROMPT_STDIN_BYTES = 1_000_000;
+export const MAX_PROMPT_STDIN_BYTES = 200_000;
 
 const BASE_ENV = [
 	"PATH",

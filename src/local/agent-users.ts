@@ -75,6 +75,8 @@ async function rootsOwn(dir: string): Promise<void> {
 
 export class AgentUidPool {
 	private readonly taken = new Map<number, Lock>();
+	/** The locks' folder, checked once per pool: only root can change it after. */
+	private ready?: Promise<void>;
 
 	/** `locks` is the folder of the pool's locks: stacks with the same one share its uids. */
 	constructor(
@@ -85,7 +87,8 @@ export class AgentUidPool {
 	/** A free uid of the pool, now this process's; throws when every one is in use. */
 	async take(): Promise<number> {
 		const accounts = accountUids();
-		await rootsOwn(this.locks);
+		this.ready ??= rootsOwn(this.locks);
+		await this.ready;
 		for (let uid = this.range.first; uid <= this.range.last; uid++) {
 			if (accounts.has(uid) || this.taken.has(uid)) continue;
 			const lock = await holdLock(path.join(this.locks, String(uid)));
@@ -97,8 +100,7 @@ export class AgentUidPool {
 				() => true,
 				(err: unknown) => {
 					if (err instanceof UidStillRunning) return false;
-					this.taken.delete(uid);
-					return lock.release().then(() => Promise.reject(err));
+					return this.release(uid).then(() => Promise.reject(err));
 				},
 			);
 			if (stopped) return uid;
@@ -113,11 +115,9 @@ export class AgentUidPool {
 	 * stopped, it throws and the uid stays held: out of the pool until the stack stops.
 	 */
 	async give(uid: number): Promise<void> {
-		const lock = this.taken.get(uid);
-		if (!lock) return;
+		if (!this.taken.has(uid)) return;
 		await stopUid(uid, uid);
-		this.taken.delete(uid);
-		await lock.release();
+		await this.release(uid);
 	}
 
 	/**
@@ -125,10 +125,13 @@ export class AgentUidPool {
 	 * stopped is released all the same: whoever takes it next stops them before lending it.
 	 */
 	async giveAll(): Promise<void> {
-		for (const [uid, lock] of [...this.taken])
-			await this.give(uid).catch(async () => {
-				this.taken.delete(uid);
-				await lock.release();
-			});
+		for (const uid of [...this.taken.keys()]) await this.give(uid).catch(() => this.release(uid));
+	}
+
+	/** Lets go of a uid's lock, whatever its processes. */
+	private async release(uid: number): Promise<void> {
+		const lock = this.taken.get(uid);
+		this.taken.delete(uid);
+		await lock?.release();
 	}
 }

@@ -200,11 +200,8 @@ function parse() {
 	}
 	if (rest.length) opts.prompt = spec.words ? rest.join(" ") : rest.at(-1);
 	// Without a prompt argument (codex: "-"), each real CLI reads it from stdin when that is no terminal.
-	if ((!opts.prompt || (cli === "codex" && opts.prompt === "-")) && !process.stdin.isTTY) {
-		opts.prompt = readFileSync(0, "utf8");
-		opts.stdin = true;
-	}
-	if (!opts.prompt) fail(`${cli}: no prompt given`);
+	opts.stdin = (!opts.prompt || (cli === "codex" && opts.prompt === "-")) && !process.stdin.isTTY;
+	if (!opts.prompt && !opts.stdin) fail(`${cli}: no prompt given`);
 	return opts;
 }
 
@@ -226,6 +223,13 @@ if (opts.version) {
 	log({ cli, version: { uid: process.getuid(), gid: process.getgid() } });
 	console.log(`${cli} 0.0.0-fake`);
 	process.exit(0);
+}
+// Read as a stream: a synchronous read of a pipe that is not ready yet fails with EAGAIN.
+if (opts.stdin) {
+	const chunks = [];
+	for await (const chunk of process.stdin) chunks.push(chunk);
+	opts.prompt = Buffer.concat(chunks).toString("utf8");
+	if (!opts.prompt) fail(`${cli}: no prompt given`);
 }
 
 const pointer = opts.prompt.match(/instructions are in the file `([^`]+)`/);

@@ -39,7 +39,7 @@ const adapter = [
 
 /** The pipeline, the agent task or the stack end to end, with processes of their own. */
 const e2e = [
-	"test/{e2e,lambda,adversarial}/**/*.test.ts",
+	"test/{e2e,lambda,adversarial,container}/**/*.test.ts",
 	"src/pipeline/**/*.test.ts",
 	"src/task/bundle.test.ts",
 	"src/task/agents/{budget,chain,supervise}.test.ts",

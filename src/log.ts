@@ -3,7 +3,7 @@ import { redact } from "./domain/redact";
 
 export type Logger = pino.Logger;
 
-const SECRET_ENV = /(KEY|TOKEN|SECRET|PASSWORD)$/;
+export const SECRET_ENV = /(KEY|TOKEN|SECRET|PASSWORD)$/;
 
 /** Values of secret-looking environment variables, redacted from every log line verbatim. */
 export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {

@@ -136,6 +136,8 @@ export function banner(input: {
 	workspaces: string;
 	/** What the agents reach outside the data dir, and why (agent-reach.ts). */
 	moved?: string;
+	/** Where each step runs (LocalStack.tasks). */
+	tasks: string;
 	readiness: Readiness;
 }): string {
 	// What needs fixing first (the config's problems before the rest), then how to reach Lisa.
@@ -159,6 +161,7 @@ export function banner(input: {
 		...(input.workspaces.startsWith(`${input.dataDir}/`)
 			? []
 			: [`  workspaces:    ${input.workspaces}`]),
+		`  tasks:         ${input.tasks}`,
 		agentsLine(input.agentUids),
 		...(input.moved ? [`  agent files:   ${input.moved}`] : []),
 		"",

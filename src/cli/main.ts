@@ -73,7 +73,50 @@ const run = defineCommand({
 		}),
 });
 
-const subCommands = { start, run, runs, status, logs, cancel, retry, plan, doctor, init, config };
+const image = defineCommand({
+	meta: {
+		name: "image",
+		description:
+			"Build the agent task image (Dockerfile.agent) with podman or docker, for LISA_LAUNCHER=container and AWS",
+	},
+	args: {
+		clis: {
+			type: "string",
+			description: 'The agent CLIs it carries, e.g. "claude codex" (default: all four)',
+		},
+		tag: {
+			type: "string",
+			description: "Its name (default: LISA_IMAGE, else localhost/lisa-agent:latest)",
+		},
+	},
+	run: ({ args }) =>
+		exitWith(async () => {
+			const { buildImage } = await import("../local/container/image");
+			const built = await buildImage({
+				tag: args.tag ?? process.env.LISA_IMAGE,
+				clis: args.clis?.split(/[\s,]+/).filter(Boolean),
+			}).catch((err: Error) => {
+				throw new CliError(`lisa image: ${err.message}`);
+			});
+			console.log(`built ${built.tag} (on ${built.base}, with ${built.runtime})`);
+			return 0;
+		}),
+});
+
+const subCommands = {
+	start,
+	image,
+	run,
+	runs,
+	status,
+	logs,
+	cancel,
+	retry,
+	plan,
+	doctor,
+	init,
+	config,
+};
 const main = defineCommand({
 	meta: { name: "lisa", description: "Lisa: tracker issues in, pull requests out" },
 	subCommands,

@@ -36,6 +36,7 @@ export async function startCommand(env: NodeJS.ProcessEnv): Promise<void> {
 			agentUids: stack.agentUids,
 			workspaces: agentReach.workspaces,
 			moved: agentReach.moved,
+			tasks: stack.tasks,
 			readiness: readiness(settings, config, agents),
 		}),
 	);

@@ -99,3 +99,14 @@ describe("the local defaults", () => {
 		expect(() => readSettings({ PORT: "http" })).toThrow(/PORT must be a port number/);
 	});
 });
+
+describe("LISA_LAUNCHER", () => {
+	it("selects the child process (default), the container or ECS, and refuses anything else", () => {
+		expect(readSettings({}).launcher).toBe("local");
+		expect(readSettings({ LISA_LAUNCHER: "container" }).launcher).toBe("container");
+		expect(readSettings({ LISA_LAUNCHER: " ecs " }).launcher).toBe("ecs");
+		expect(() => readSettings({ LISA_LAUNCHER: "docker" })).toThrow(
+			'LISA_LAUNCHER must be "local", "container" or "ecs", not "docker"',
+		);
+	});
+});

@@ -30,7 +30,8 @@ export interface Settings {
 	sqsEndpoint?: string;
 	/** The embedded services' access key (local stack only): they refuse requests without it. */
 	localAccessKey?: string;
-	launcher: "local" | "ecs";
+	/** local: a child process per step; container: a container of the task image (README › The container). */
+	launcher: "local" | "ecs" | "container";
 	/** Where step tasks run in AWS; undefined when the LISA_ECS_* variables are not set. */
 	ecs?: EcsTarget;
 	linear: { apiKey?: string; webhookSecret?: string; apiUrl?: string };
@@ -67,6 +68,12 @@ function taskSize(env: NodeJS.ProcessEnv): Pick<EcsTarget, "size"> {
 	const vcpu = Number(opt(env.LISA_ECS_VCPU));
 	const memoryGb = Number(opt(env.LISA_ECS_MEMORY_GB));
 	return vcpu > 0 && memoryGb > 0 ? { size: { vcpu, memoryGb } } : {};
+}
+
+function launcherOf(value: string | undefined): Settings["launcher"] {
+	const v = opt(value) ?? "local";
+	if (v === "local" || v === "ecs" || v === "container") return v;
+	throw new Error(`LISA_LAUNCHER must be "local", "container" or "ecs", not "${value}"`);
 }
 
 type Linked = Record<string, unknown>;
@@ -146,7 +153,7 @@ export function readSettings(input: NodeJS.ProcessEnv = process.env): Settings {
 		dynamoEndpoint: opt(env.LISA_DYNAMODB_ENDPOINT),
 		sqsEndpoint: opt(env.LISA_SQS_ENDPOINT),
 		localAccessKey: opt(env.LISA_LOCAL_AWS_KEY),
-		launcher: env.LISA_LAUNCHER === "ecs" ? "ecs" : "local",
+		launcher: launcherOf(env.LISA_LAUNCHER),
 		ecs: ecsTarget(env),
 		linear: {
 			apiKey: opt(env.LINEAR_API_KEY),

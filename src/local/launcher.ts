@@ -33,7 +33,7 @@ export interface LocalLauncherOptions {
 	reach: AgentReach;
 }
 
-const logsDir = (dataDir: string) => path.join(dataDir, "logs");
+export const logsDir = (dataDir: string) => path.join(dataDir, "logs");
 
 /**
  * Makes the folders for tasks, removing what tasks of a previous start left (they cannot report to
@@ -64,7 +64,7 @@ export async function prepareDataDir(
 }
 
 /** A launch request's ids, checked before they become paths: nothing else reaches the disk. */
-function checked(req: Pick<LaunchRequest, "runId" | "stepIndex" | "attempt">) {
+export function checked(req: Pick<LaunchRequest, "runId" | "stepIndex" | "attempt">) {
 	if (!isRunId(req.runId)) throw new Error(`invalid run id: ${JSON.stringify(req.runId)}`);
 	for (const [name, n, min] of [
 		["step index", req.stepIndex, 0],

@@ -10,12 +10,15 @@ import { readSettings, type Settings } from "../config/settings";
 import { createLogger, type Logger } from "../log";
 import { eventsHandler, intakeHandler } from "../pipeline/handlers";
 import { type SweepReport, sweep } from "../pipeline/sweeper";
+import { taskStopped } from "../pipeline/task-stopped";
 import { REDRIVE } from "../queue/redrive";
 import { awsClients } from "../runtime/aws";
 import { createDeps, type RuntimeDeps } from "../runtime/deps";
 import { type AgentReach, agentReach } from "./agent-reach";
 import { AgentUidPool, agentUidRange, type UidRange } from "./agent-users";
 import { holdDataDir, listen, StartRefused, sayHolder } from "./claims";
+import { ContainerLauncher } from "./container/launcher";
+import { containerLauncher } from "./container/setup";
 import { LocalLauncher, prepareDataDir } from "./launcher";
 import { Poller } from "./poller";
 import { ensureQueue, ensureTable, startEmbeddedAws } from "./services";
@@ -44,6 +47,8 @@ export interface LocalStack {
 	agentUids?: UidRange;
 	/** Where the agents work and what they run (agent-reach.ts). */
 	agentReach: AgentReach;
+	/** Where each step runs, one line (the launcher). */
+	tasks: string;
 	deps: RuntimeDeps;
 	sweep(): Promise<SweepReport>;
 	stop(): Promise<void>;
@@ -129,13 +134,26 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			eventsQueueUrl: events.url,
 		};
 
-		const launcher = new LocalLauncher(
-			settings,
-			{ ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-			log,
-			{ uids: uidRange && new AgentUidPool(uidRange), reach },
-		);
+		const taskEnv = { ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
+		const launcher =
+			settings.launcher === "container"
+				? await containerLauncher(settings, taskEnv, log, uidRange)
+				: new LocalLauncher(settings, taskEnv, log, {
+						uids: uidRange && new AgentUidPool(uidRange),
+						reach,
+					});
 		const deps = createDeps(settings, { launcher, log });
+		if (launcher instanceof ContainerLauncher) {
+			// A container that ended without its report crashed: handled now, as ECS's event is.
+			launcher.onEnded = (end) =>
+				taskStopped(deps, {
+					...end,
+					data: { exitCode: end.exitCode ?? null, oomKilled: end.oomKilled },
+				}).then(() => {});
+			const left = await launcher.removeLeftovers();
+			if (left.length)
+				log.info({ containers: left }, "removed the containers of the previous start");
+		}
 		const signInCodes = new SignInCodes();
 		app = createApp({ ...deps, signInCodes });
 
@@ -193,6 +211,10 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			settings,
 			agentUids: uidRange,
 			agentReach: reach,
+			tasks:
+				launcher instanceof ContainerLauncher
+					? launcher.describe()
+					: "a child process per step (LISA_LAUNCHER=container: a container of the task image per step, README › The container)",
 			deps,
 			sweep: () => runSweep(),
 			async stop() {

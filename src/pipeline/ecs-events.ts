@@ -2,13 +2,11 @@ import * as z from "zod";
 import { STARTED_BY_PREFIX } from "../config/links";
 import { describeStop } from "../launcher/ecs";
 import type { PipelineDeps } from "./deps";
-import { failAttempt } from "./steps";
+import { type StoppedOutcome, taskStopped } from "./task-stopped";
 
 // Crash detection in AWS: EventBridge delivers "ECS Task State Change" for every task of the cluster.
-// A Lisa task that stopped without storing its report crashed (OOM, Spot reclaim, image pull failure,
-// non-zero exit) and is handled like a transient failure: retried up to max_attempts, then failed
-// with the stop reason. The sweeper finds the same crashes from DescribeTasks and stale heartbeats
-// when an event is lost.
+// A Lisa task's STOPPED event goes to taskStopped (./task-stopped.ts), which tells a crash from a
+// task's normal end.
 
 const envVar = z.object({ name: z.string(), value: z.string().optional() });
 
@@ -42,9 +40,7 @@ interface TaskStateEvent {
 	detail: unknown;
 }
 
-type TaskEventOutcome =
-	| { handled: true; runId: string; stepIndex: number; attempt: number; reason: string }
-	| { handled: false; ignored: string };
+type TaskEventOutcome = StoppedOutcome;
 
 /** Which run, step and attempt a task ran, from the environment the launcher gave it. */
 function taskRef(detail: TaskStateDetail) {
@@ -82,38 +78,15 @@ async function handleTaskStateChange(
 	const ref = taskRef(detail);
 	if (!ref) return ignore(`task ${detail.taskArn} was not started by Lisa`);
 
-	const run = await deps.store.getRun(ref.runId);
-	if (!run) return ignore(`run ${ref.runId} does not exist`);
-	// Without the step in the environment, the step that ran this task is the one that recorded it.
-	const step =
-		ref.stepIndex !== undefined
-			? run.steps[ref.stepIndex]
-			: run.steps.find((s) => s.taskId === detail.taskArn);
-	if (!step) return ignore(`run ${run.runId} has no step for task ${detail.taskArn}`);
-	const attempt = ref.attempt ?? step.attempt;
-	if (step.attempt !== attempt)
-		return ignore(`task ran attempt ${attempt}; the step is on attempt ${step.attempt}`);
-	if (step.status !== "launching" && step.status !== "running")
-		return ignore(`step is ${step.status}`);
-	if (step.taskId && step.taskId !== detail.taskArn)
-		return ignore(`the step's attempt runs as ${step.taskId}, not ${detail.taskArn}`);
-	// The task stores its report before sending step.finished: that message is on its way (and the
-	// sweeper re-sends it if it is lost), so this stop is the normal end of the task.
-	if (step.report?.attempt === attempt) return ignore("the task reported its result");
-
-	const reason = `the agent task stopped without reporting a result: ${describeStop(detail)}`;
-	await failAttempt(deps, run.runId, step.index, attempt, {
-		event: "step.crashed",
-		error: reason,
-		transient: true,
+	return taskStopped(deps, {
+		taskId: detail.taskArn,
+		...ref,
+		reason: describeStop(detail),
 		data: {
-			attempt,
-			taskId: detail.taskArn,
 			stopCode: detail.stopCode,
 			exitCodes: detail.containers?.map((c) => c.exitCode ?? null),
 		},
 	});
-	return { handled: true, runId: run.runId, stepIndex: step.index, attempt, reason };
 }
 
 /** The Lambda handler for the EventBridge rule (src/functions/ecs-events.ts). */

@@ -5,6 +5,8 @@
 # environment stays readable in /proc/<pid>/environ, and exec makes the task PID 1. The task reads
 # the descriptor and closes it before any agent runs. What keeps the agent out of the task's
 # environment and memory is that it runs as another user (LISA_AGENT_UID); this is a second layer.
+# LISA_SECRETS_FILE names a JSON object of more of them (the container launcher mounts one, readable
+# by root only: podman shows the values of secrets given as variables in `podman inspect`).
 set -eu
 main="$(dirname "$0")/agent.mjs"
 handoff=$(node -e '
@@ -13,8 +15,11 @@ const names = Object.keys(process.env).filter(
 		/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) &&
 		/(KEY|TOKEN|SECRET|PASSWORD|^AWS_CONTAINER_CREDENTIALS_(RELATIVE|FULL)_URI)$/.test(k),
 );
+const file = process.env.LISA_SECRETS_FILE;
+const given = file ? JSON.parse(require("node:fs").readFileSync(file, "utf8")) : {};
+const secrets = { ...given, ...Object.fromEntries(names.map((k) => [k, process.env[k]])) };
 console.log(names.join(" "));
-console.log(JSON.stringify(Object.fromEntries(names.map((k) => [k, process.env[k]]))));
+console.log(JSON.stringify(secrets));
 ')
 {
 	read -r names
@@ -22,9 +27,10 @@ console.log(JSON.stringify(Object.fromEntries(names.map((k) => [k, process.env[k
 } <<HANDOFF
 $handoff
 HANDOFF
-if [ -z "$names" ]; then
+if [ "$secrets" = "{}" ]; then
 	exec node "$main"
 fi
+unset LISA_SECRETS_FILE
 for name in $names; do
 	unset "$name"
 done

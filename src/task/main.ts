@@ -41,11 +41,21 @@ async function main(): Promise<void> {
 	);
 }
 
-/** `agent.mjs check-clis`: the image's build checks the CLIs it installed accept Lisa's flags. */
+/**
+ * `agent.mjs check-clis`: the image's build checks the CLIs it installed (LISA_AGENT_CLIS, the
+ * build's AGENT_CLIS) accept Lisa's flags.
+ */
 async function checkClis(): Promise<void> {
-	const ok = await checkInstalledClis(CLI_SPECS, process.env, (line) => console.log(line));
+	const installed = process.env.LISA_AGENT_CLIS?.split(/\s+/).filter(Boolean);
+	const specs = installed ? CLI_SPECS.filter((s) => installed.includes(s.name)) : CLI_SPECS;
+	const ok = await checkInstalledClis(specs, process.env, (line) => console.log(line));
 	process.exit(ok ? 0 : 1);
 }
+
+// A container's PID 1 ignores SIGTERM and SIGINT unless it handles them: end as any other process
+// does on them (the kernel then ends the container's other processes), so a stop takes no grace.
+for (const signal of ["SIGTERM", "SIGINT"] as const)
+	process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
 
 (process.argv[2] === "check-clis" ? checkClis() : main()).catch((err) => {
 	createLogger("lisa-agent").error({ err }, "agent task crashed");

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { guardrailSummary } from "../../domain/guardrails";
 import { redact } from "../../domain/redact";
@@ -67,6 +68,8 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	try {
 		const user = agentUser(deps.env, home);
 		attempt.scope = { user, mark };
+		// In a container nothing made it (LISA_WORKSPACE unset): the agent may pass through, not list.
+		await mkdir(req.workspace, { recursive: true, mode: 0o711 });
 		if (user) await prepareHome(user, home);
 		attempt.repos = launchedRepos(deps.env);
 		const done = await executeKind(attempt, step);

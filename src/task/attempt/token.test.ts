@@ -68,6 +68,33 @@ console.log(JSON.stringify({
 		]);
 	});
 
+	it("reach it from a file LISA_SECRETS_FILE names (the container launcher's), merged with the variables", async () => {
+		const file = path.join(dir, "mounted.json");
+		await writeFile(
+			file,
+			JSON.stringify({ GITHUB_TOKEN: TOKEN, LISA_LOCAL_AWS_KEY: "LISA0123456789" }),
+		);
+		const { stdout } = await exec("sh", [path.join(dir, "entrypoint.sh")], {
+			env: {
+				PATH: process.env.PATH,
+				LISA_RUN_ID: "RUN1",
+				LISA_SECRETS_FILE: file,
+				ANTHROPIC_API_KEY: KEY,
+			},
+		});
+		const seen = JSON.parse(stdout);
+		expect(seen.secrets).toEqual({
+			GITHUB_TOKEN: TOKEN,
+			LISA_LOCAL_AWS_KEY: "LISA0123456789",
+			ANTHROPIC_API_KEY: KEY,
+		});
+		expect(seen.environ).toEqual([
+			"LISA_RUN_ID=RUN1",
+			"LISA_SECRETS_FD=3",
+			`PATH=${process.env.PATH}`,
+		]);
+	});
+
 	it("the entrypoint starts the task plainly when there is no secret", async () => {
 		await copyFile(new URL("../entrypoint.sh", import.meta.url), path.join(dir, "entrypoint.sh"));
 		await writeFile(

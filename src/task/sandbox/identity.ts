@@ -52,7 +52,7 @@ export function agentUser(
 	const user = {
 		uid: id("LISA_AGENT_UID", uid),
 		gid: id("LISA_AGENT_GID", gid),
-		home: home ?? freshHome,
+		home: home || freshHome,
 	};
 	if (taskUid !== 0)
 		throw new StepFailure(

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 const file = new URL("./package.json", import.meta.url);
 const pkg = JSON.parse(readFileSync(file, "utf8"));
 const wanted = process.argv.slice(2);
-const unknown = wanted.filter((cli) => !(cli in pkg.clis));
+const unknown = wanted.filter((cli) => !Object.hasOwn(pkg.clis, cli));
 if (wanted.length === 0 || unknown.length) {
 	console.error(
 		`AGENT_CLIS must name one or more of ${Object.keys(pkg.clis).join(", ")}${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`,

@@ -93,7 +93,7 @@ const image = defineCommand({
 		exitWith(async () => {
 			const { buildImage } = await import("../local/container/image");
 			const built = await buildImage({
-				tag: args.tag ?? process.env.LISA_IMAGE,
+				tag: args.tag?.trim() || process.env.LISA_IMAGE?.trim() || undefined,
 				clis: args.clis?.split(/[\s,]+/).filter(Boolean),
 			}).catch((err: Error) => {
 				throw new CliError(`lisa image: ${err.message}`);

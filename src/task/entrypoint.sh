@@ -27,10 +27,10 @@ console.log(JSON.stringify(secrets));
 } <<HANDOFF
 $handoff
 HANDOFF
+unset LISA_SECRETS_FILE
 if [ "$secrets" = "{}" ]; then
 	exec node "$main"
 fi
-unset LISA_SECRETS_FILE
 for name in $names; do
 	unset "$name"
 done

@@ -95,7 +95,7 @@ export async function imageSource(
 async function base(rt: ContainerRuntime, say: (line: string) => void): Promise<string> {
 	if (await imageExists(rt, OFFICIAL_BASE)) return OFFICIAL_BASE;
 	try {
-		await runtimeCall(rt, ["pull", OFFICIAL_BASE], { timeoutMs: 300_000 });
+		await runtimeCall(rt, ["pull", OFFICIAL_BASE], { timeoutMs: 120_000 });
 		return OFFICIAL_BASE;
 	} catch (err) {
 		say(`${OFFICIAL_BASE} cannot be pulled (${(err as Error).message.slice(0, 200)})`);
@@ -123,7 +123,10 @@ export async function buildImage(
 		...rt.limits,
 		...(rt.name === "podman" ? ["--pull=never"] : []),
 		"-f",
-		"Dockerfile.agent",
+		path.join(ROOT, "Dockerfile.agent"),
+		// The host's network for the build's RUN steps: no bridge, firewall or DNS of podman's needed.
+		"--network",
+		"host",
 		"--build-arg",
 		`BASE=${from}`,
 		"--build-arg",

@@ -80,6 +80,7 @@ describe("what a container is given", () => {
 			HOME: "/root",
 			GITHUB_TOKEN: "ghp_secret",
 			ANTHROPIC_API_KEY: "sk-ant-secret",
+			ANTHROPIC_CUSTOM_HEADERS: "x-api-key: sk-ant-header",
 			LISA_LLM_BASE_URL: "http://127.0.0.1:8/v1",
 			SOMETHING_ELSE: "not passed",
 		},
@@ -94,26 +95,28 @@ describe("what a container is given", () => {
 		},
 	);
 
-	it("gets the secrets apart from the plain variables, and none of the host's own", () => {
-		const { plain, secret } = launcher.environment(req, 64003);
-		expect(secret).toEqual({
-			GITHUB_TOKEN: "ghp_secret",
-			ANTHROPIC_API_KEY: "sk-ant-secret",
-			LISA_LOCAL_AWS_KEY: "LISAKEY0123456789",
-		});
-		expect(plain).toMatchObject({
+	it("shows only the contract's ids and endpoints; the rest goes in the secret file", () => {
+		const { shown, secret } = launcher.environment(req, 64003);
+		expect(shown).toEqual({
 			LISA_RUN_ID: req.runId,
 			LISA_STEP_INDEX: "1",
 			LISA_ATTEMPT: "2",
-			LISA_LLM_BASE_URL: "http://127.0.0.1:8/v1",
+			LISA_TABLE_NAME: settings.tableName,
+			LISA_EVENTS_QUEUE_URL: "http://127.0.0.1:9/events",
+			AWS_REGION: settings.region,
 			LISA_AGENT_UID: "64003",
 			LISA_AGENT_GID: "64003",
 			LISA_AGENT_HOME: "",
 		});
-		expect(Object.keys(plain)).not.toContain("PATH");
-		expect(Object.keys(plain)).not.toContain("HOME");
-		expect(Object.keys(plain)).not.toContain("SOMETHING_ELSE");
-		expect(JSON.stringify(plain)).not.toMatch(/secret|LISAKEY/);
+		expect(secret).toEqual({
+			GITHUB_TOKEN: "ghp_secret",
+			ANTHROPIC_API_KEY: "sk-ant-secret",
+			// Not named like a secret, and still one: a provider's headers may carry a key.
+			ANTHROPIC_CUSTOM_HEADERS: "x-api-key: sk-ant-header",
+			LISA_LLM_BASE_URL: "http://127.0.0.1:8/v1",
+			LISA_LOCAL_AWS_KEY: "LISAKEY0123456789",
+			LISA_REPOS: JSON.stringify(req.repos),
+		});
 	});
 
 	it("is named for its run, step and attempt, and mounts only the step's local remotes", () => {

@@ -157,6 +157,8 @@ export async function standInBase(
 			"build",
 			...rt.limits,
 			...(rt.name === "podman" ? ["--pull=never"] : []),
+			"--network",
+			"host",
 			"-t",
 			STAND_IN.node,
 			dir,

@@ -68,31 +68,26 @@ console.log(JSON.stringify({
 		]);
 	});
 
-	it("reach it from a file LISA_SECRETS_FILE names (the container launcher's), merged with the variables", async () => {
+	it("reach it from the file LISA_SECRETS_FILE names (the container launcher's), alone or with variables", async () => {
 		const file = path.join(dir, "mounted.json");
-		await writeFile(
-			file,
-			JSON.stringify({ GITHUB_TOKEN: TOKEN, LISA_LOCAL_AWS_KEY: "LISA0123456789" }),
+		const given = { GITHUB_TOKEN: TOKEN, LISA_LOCAL_AWS_KEY: "LISA0123456789", LISA_REPOS: "[]" };
+		await writeFile(file, JSON.stringify(given));
+		const base = { PATH: process.env.PATH, LISA_RUN_ID: "RUN1", LISA_SECRETS_FILE: file };
+		const environ = ["LISA_RUN_ID=RUN1", "LISA_SECRETS_FD=3", `PATH=${process.env.PATH}`];
+		const alone = JSON.parse(
+			(await exec("sh", [path.join(dir, "entrypoint.sh")], { env: base })).stdout,
 		);
-		const { stdout } = await exec("sh", [path.join(dir, "entrypoint.sh")], {
-			env: {
-				PATH: process.env.PATH,
-				LISA_RUN_ID: "RUN1",
-				LISA_SECRETS_FILE: file,
-				ANTHROPIC_API_KEY: KEY,
-			},
-		});
-		const seen = JSON.parse(stdout);
-		expect(seen.secrets).toEqual({
-			GITHUB_TOKEN: TOKEN,
-			LISA_LOCAL_AWS_KEY: "LISA0123456789",
-			ANTHROPIC_API_KEY: KEY,
-		});
-		expect(seen.environ).toEqual([
-			"LISA_RUN_ID=RUN1",
-			"LISA_SECRETS_FD=3",
-			`PATH=${process.env.PATH}`,
-		]);
+		expect(alone.secrets).toEqual(given);
+		expect(alone.environ).toEqual(environ);
+		const both = JSON.parse(
+			(
+				await exec("sh", [path.join(dir, "entrypoint.sh")], {
+					env: { ...base, ANTHROPIC_API_KEY: KEY },
+				})
+			).stdout,
+		);
+		expect(both.secrets).toEqual({ ...given, ANTHROPIC_API_KEY: KEY });
+		expect(both.environ).toEqual(environ);
 	});
 
 	it("the entrypoint starts the task plainly when there is no secret", async () => {

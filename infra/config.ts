@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { type AgentCpu, agentTaskSize, gigabytes, pick } from "../src/config/links";
 
 // Sizing and deploy-time choices of the AWS stage. Plain data without SST globals, so tests check it
 // and infra/*.ts reads it. The choices come from the environment of `sst deploy` (or `.env`).
@@ -29,17 +30,6 @@ export const visibilityTimeoutSeconds = (consumerTimeoutSeconds: number) =>
 /** Where the functions that read the Lisa config find it: copied into their bundle. */
 export const BUNDLED_CONFIG = ".lisa/config.yaml";
 
-const AGENT_CPUS = [
-	"0.25 vCPU",
-	"0.5 vCPU",
-	"1 vCPU",
-	"2 vCPU",
-	"4 vCPU",
-	"8 vCPU",
-	"16 vCPU",
-] as const;
-export type AgentCpu = (typeof AGENT_CPUS)[number];
-
 const LOG_RETENTIONS = ["1 week", "2 weeks", "1 month", "3 months", "6 months", "1 year"] as const;
 export type LogRetention = (typeof LOG_RETENTIONS)[number];
 
@@ -64,24 +54,6 @@ export interface DeployConfig {
 	llm: { baseUrl?: string; model?: string };
 }
 
-function pick<T extends string>(
-	name: string,
-	value: string | undefined,
-	allowed: readonly T[],
-	def: T,
-): T {
-	const v = value?.trim() || def;
-	if (!(allowed as readonly string[]).includes(v))
-		throw new Error(`${name}="${v}" is not supported: use one of ${allowed.join(", ")}`);
-	return v as T;
-}
-
-function gigabytes(name: string, value: string | undefined, def: `${number} GB`): `${number} GB` {
-	const v = value?.trim() || def;
-	if (!/^\d+(\.\d+)? GB$/.test(v)) throw new Error(`${name}="${v}" must look like "4 GB"`);
-	return v as `${number} GB`;
-}
-
 /** Reads the deploy-time choices; throws naming the variable and the fix. */
 export function deployConfig(
 	env: NodeJS.ProcessEnv,
@@ -95,8 +67,7 @@ export function deployConfig(
 	return {
 		configFile,
 		agent: {
-			cpu: pick("LISA_AGENT_CPU", env.LISA_AGENT_CPU, AGENT_CPUS, "2 vCPU"),
-			memory: gigabytes("LISA_AGENT_MEMORY", env.LISA_AGENT_MEMORY, "4 GB"),
+			...agentTaskSize(env),
 			storage: gigabytes("LISA_AGENT_STORAGE", env.LISA_AGENT_STORAGE, "30 GB"),
 			architecture: pick("LISA_AGENT_ARCH", env.LISA_AGENT_ARCH, ["x86_64", "arm64"], "x86_64"),
 			capacity: pick(

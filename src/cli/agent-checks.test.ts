@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../config/schema";
-import { credentialChecks } from "./agent-checks";
+import { credentialChecks, imageAgentChecks } from "./agent-checks";
 
 const config = (models: string[]) =>
 	parseConfig({
@@ -55,5 +55,20 @@ describe("the model credentials check", () => {
 			[true, "opencode"],
 		]);
 		expect(checks[0]?.hint).toBe("export OPENROUTER_API_KEY");
+	});
+});
+
+describe("the agent CLIs of the task image (LISA_LAUNCHER=container)", () => {
+	it("fails a model whose CLI the image lacks, with the build that adds it", () => {
+		const image = { name: "localhost/lisa-agent:latest", clis: ["claude"] };
+		const checks = imageAgentChecks(config(["claude", "codex"]), { ANTHROPIC_API_KEY: "k" }, image);
+		expect(checks.slice(0, 2)).toEqual([
+			{ ok: true, label: "claude: in the task image localhost/lisa-agent:latest" },
+			{
+				ok: false,
+				label: "codex is not in the task image localhost/lisa-agent:latest (it has claude)",
+				hint: 'npm run image -- --clis "claude codex"',
+			},
+		]);
 	});
 });

@@ -219,6 +219,33 @@ export async function agentChecks(
 }
 
 /**
+ * `agentChecks` for the container launcher: the CLIs are the task image's (its AGENT_CLIS), not
+ * this machine's, and its agents run as uids of their own with an empty home.
+ */
+export function imageAgentChecks(
+	config: LisaConfig,
+	env: NodeJS.ProcessEnv,
+	image: { name: string; clis: readonly string[] },
+): Check[] {
+	const specs = config.models.map(parseModelSpec);
+	const providers = [...new Set(specs.map((s) => s.provider))];
+	const needed = providers.filter((p) => p !== "builtin");
+	const clis = providers.map(
+		(p): Check =>
+			p === "builtin"
+				? builtinCheck(specs, env)
+				: image.clis.includes(p)
+					? { ok: true, label: `${p}: in the task image ${image.name}` }
+					: {
+							ok: false,
+							label: `${p} is not in the task image ${image.name} (it has ${image.clis.join(", ") || "no agent CLI"})`,
+							hint: `npm run image -- --clis "${needed.join(" ")}"`,
+						},
+	);
+	return [...clis, ...credentialChecks(config, env, true)];
+}
+
+/**
  * `agentChecks` as the stack's agents run: with a uid of the pool when there is one (none: this
  * process's user). A pool with no uid free is a failed check, not a crash.
  */

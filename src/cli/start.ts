@@ -1,6 +1,6 @@
 import { StartRefused } from "../local/claims";
 import { startLocalStack } from "../local/stack";
-import { agentChecksAs } from "./agent-checks";
+import { agentChecksAs, imageAgentChecks } from "./agent-checks";
 import { banner, readiness } from "./doctor";
 import { CliError } from "./exit";
 import { onStop } from "./signals";
@@ -21,9 +21,11 @@ export async function startCommand(env: NodeJS.ProcessEnv): Promise<void> {
 	const { settings, agentReach } = stack;
 	const config = stack.deps.config();
 	const agents =
-		config.status === "ok"
-			? await agentChecksAs(stack.agentUids, config.config, env, agentReach.path)
-			: [];
+		config.status !== "ok"
+			? []
+			: stack.image
+				? imageAgentChecks(config.config, env, stack.image)
+				: await agentChecksAs(stack.agentUids, config.config, env, agentReach.path);
 	if (stopping) return;
 	console.log(
 		banner({

@@ -64,3 +64,48 @@ export const API_PACKAGE_FILES = {
 	uplotJs: "uplot/dist/uPlot.iife.min.js",
 	uplotCss: "uplot/dist/uPlot.min.css",
 } as const;
+
+export const AGENT_CPUS = [
+	"0.25 vCPU",
+	"0.5 vCPU",
+	"1 vCPU",
+	"2 vCPU",
+	"4 vCPU",
+	"8 vCPU",
+	"16 vCPU",
+] as const;
+export type AgentCpu = (typeof AGENT_CPUS)[number];
+
+/** One of `allowed`, else `def` when unset; throws naming the variable and the choices. */
+export function pick<T extends string>(
+	name: string,
+	value: string | undefined,
+	allowed: readonly T[],
+	def: T,
+): T {
+	const v = value?.trim() || def;
+	if (!(allowed as readonly string[]).includes(v))
+		throw new Error(`${name}="${v}" is not supported: use one of ${allowed.join(", ")}`);
+	return v as T;
+}
+
+export function gigabytes(
+	name: string,
+	value: string | undefined,
+	def: `${number} GB`,
+): `${number} GB` {
+	const v = value?.trim() || def;
+	if (!/^\d+(\.\d+)? GB$/.test(v)) throw new Error(`${name}="${v}" must look like "4 GB"`);
+	return v as `${number} GB`;
+}
+
+/**
+ * The agent task's size (LISA_AGENT_CPU, LISA_AGENT_MEMORY): what `sst deploy` registers for the
+ * Fargate task and the limits of the local container launcher.
+ */
+export function agentTaskSize(env: NodeJS.ProcessEnv): { cpu: AgentCpu; memory: `${number} GB` } {
+	return {
+		cpu: pick("LISA_AGENT_CPU", env.LISA_AGENT_CPU, AGENT_CPUS, "2 vCPU"),
+		memory: gigabytes("LISA_AGENT_MEMORY", env.LISA_AGENT_MEMORY, "4 GB"),
+	};
+}

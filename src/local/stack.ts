@@ -49,6 +49,8 @@ export interface LocalStack {
 	agentReach: AgentReach;
 	/** Where each step runs, one line (the launcher). */
 	tasks: string;
+	/** The task image and its agent CLIs, when steps run in containers of it. */
+	image?: { name: string; clis: readonly string[] };
 	deps: RuntimeDeps;
 	sweep(): Promise<SweepReport>;
 	stop(): Promise<void>;
@@ -211,6 +213,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			settings,
 			agentUids: uidRange,
 			agentReach: reach,
+			...(launcher instanceof ContainerLauncher ? { image: launcher.image } : {}),
 			tasks:
 				launcher instanceof ContainerLauncher
 					? launcher.describe()

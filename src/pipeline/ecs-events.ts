@@ -40,8 +40,6 @@ interface TaskStateEvent {
 	detail: unknown;
 }
 
-type TaskEventOutcome = StoppedOutcome;
-
 /** Which run, step and attempt a task ran, from the environment the launcher gave it. */
 function taskRef(detail: TaskStateDetail) {
 	const env = new Map<string, string | undefined>();
@@ -64,8 +62,8 @@ function taskRef(detail: TaskStateDetail) {
 async function handleTaskStateChange(
 	deps: PipelineDeps,
 	event: TaskStateEvent,
-): Promise<TaskEventOutcome> {
-	const ignore = (why: string): TaskEventOutcome => {
+): Promise<StoppedOutcome> {
+	const ignore = (why: string): StoppedOutcome => {
 		deps.log.info({ why }, "ECS task event ignored");
 		return { handled: false, ignored: why };
 	};

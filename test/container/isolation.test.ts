@@ -26,7 +26,7 @@ import type { ApiRun } from "../support/world";
 
 /** The task size the stack is given: not the defaults, so the limits are seen to come from it. */
 const MEMORY = "1.5 GB";
-const CPU = "1.5 vCPU";
+const CPU = "1 vCPU";
 
 /** A local endpoint the agent reports to, and where it waits while the test looks at its container. */
 interface Sink {
@@ -351,7 +351,7 @@ describeWithImage("a hostile agent in the task's container", (img) => {
 		const host = container.HostConfig;
 		expect(host.Memory).toBe(1.5 * 1024 ** 3);
 		expect(host.MemorySwap).toBe(1.5 * 1024 ** 3);
-		expect(host.NanoCpus).toBe(1.5e9);
+		expect(host.NanoCpus).toBe(1e9);
 		expect(host.PidsLimit).toBe(4096);
 		expect(host.SecurityOpt).toContain("no-new-privileges");
 		// As the agent, inside: the kernel holds it to them.

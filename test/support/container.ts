@@ -1,7 +1,11 @@
 import { describe } from "vitest";
 import { DEFAULT_IMAGE, imageSource, sourceDigest } from "../../src/local/container/image";
-import { type ContainerRuntime, findRuntime, runtimeCall } from "../../src/local/container/runtime";
-import { imageExists } from "../../src/local/container/stand-in";
+import {
+	type ContainerRuntime,
+	findRuntime,
+	imageExists,
+	runtimeCall,
+} from "../../src/local/container/runtime";
 
 // The container tests run the task image `npm run image` built (LISA_IMAGE, else the default).
 // `.ci/run` builds it and sets LISA_REQUIRE_IMAGE=1, so there a missing image fails every test;

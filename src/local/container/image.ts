@@ -4,8 +4,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type ContainerRuntime, findRuntime, runtimeAttached, runtimeCall } from "./runtime";
-import { imageExists, standInBase } from "./stand-in";
+import {
+	type ContainerRuntime,
+	findRuntime,
+	imageExists,
+	runtimeAttached,
+	runtimeCall,
+} from "./runtime";
+import { standInBase } from "./stand-in";
 
 // `npm run image`: builds Dockerfile.agent (README › The container) with the machine's container
 // runtime, on the official base when it can be had, else on a stand-in built here.
@@ -16,9 +22,13 @@ export const OFFICIAL_BASE = "docker.io/library/node:22-bookworm-slim";
 export const DEFAULT_IMAGE = "localhost/lisa-agent:latest";
 /** The build stage's image, kept as the next build's cache. */
 const BUILD_STAGE = "localhost/lisa-agent-build-stage:latest";
-export const ALL_CLIS = ["claude", "gemini", "opencode", "codex"] as const;
-
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** The agent CLIs an image can carry: agents/package.json › clis, which Dockerfile.agent installs from. */
+export const ALL_CLIS: readonly string[] = Object.keys(
+	(JSON.parse(readFileSync(path.join(ROOT, "agents", "package.json"), "utf8")) as { clis: object })
+		.clis,
+);
 
 export interface ImageOptions {
 	tag?: string;
@@ -111,7 +121,7 @@ export async function buildImage(
 	const env = opts.env ?? process.env;
 	const tag = opts.tag ?? DEFAULT_IMAGE;
 	const clis = opts.clis?.length ? opts.clis : ALL_CLIS;
-	const unknown = clis.filter((c) => !(ALL_CLIS as readonly string[]).includes(c));
+	const unknown = clis.filter((c) => !ALL_CLIS.includes(c));
 	if (unknown.length)
 		throw new Error(`unknown agent CLI ${unknown.join(", ")}: choose from ${ALL_CLIS.join(", ")}`);
 	const rt = await findRuntime(env.PATH);

@@ -50,8 +50,11 @@ describe("the task's size", () => {
 			vcpu: 0.5,
 			memoryMiB: 256,
 		});
-		expect(() => taskSize({ LISA_AGENT_MEMORY: "lots" })).toThrow(
-			'LISA_AGENT_CPU and LISA_AGENT_MEMORY must look like "2 vCPU" and "4 GB"',
+		expect(() => taskSize({ LISA_AGENT_MEMORY: "4096" })).toThrow(
+			'LISA_AGENT_MEMORY="4096" must look like "4 GB"',
+		);
+		expect(() => taskSize({ LISA_AGENT_CPU: "3 vCPU" })).toThrow(
+			'LISA_AGENT_CPU="3 vCPU" is not supported',
 		);
 	});
 });
@@ -88,6 +91,7 @@ describe("what a container is given", () => {
 		{
 			runtime: { name: "podman", global: [], limits: [] },
 			image: "localhost/lisa-agent:latest",
+			clis: ["claude", "codex"],
 			uids: {} as AgentUidPool,
 			size: { vcpu: 2, memoryMiB: 4096 },
 			pidsLimit: 4096,

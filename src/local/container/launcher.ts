@@ -49,6 +49,8 @@ export interface TaskSize {
 export interface ContainerLauncherOptions {
 	runtime: ContainerRuntime;
 	image: string;
+	/** The agent CLIs the image carries (its LISA_AGENT_CLIS). */
+	clis: readonly string[];
 	/** The agents' uids: each container's agent gets one of its own (below). */
 	uids: AgentUidPool;
 	size: TaskSize;
@@ -121,6 +123,11 @@ export class ContainerLauncher implements Launcher {
 	) {
 		this.logs = logsDir(settings.dataDir);
 		this.work = path.join(settings.dataDir, "containers");
+	}
+
+	/** The image and its agent CLIs, for the start's checks. */
+	get image(): { name: string; clis: readonly string[] } {
+		return { name: this.opts.image, clis: this.opts.clis };
 	}
 
 	/** One line for the start's banner. */

@@ -13,8 +13,6 @@ export interface ContainerRuntime {
 	limits: string[];
 }
 
-export class NoContainerRuntime extends Error {}
-
 export function onPath(cmd: string, pathVar = process.env.PATH ?? ""): boolean {
 	return pathVar.split(delimiter).some((dir) => dir && existsSync(join(dir, cmd)));
 }
@@ -101,7 +99,14 @@ export async function findRuntime(pathVar = process.env.PATH ?? ""): Promise<Con
 			tried.push((err as Error).message);
 		}
 	}
-	throw new NoContainerRuntime(
+	throw new Error(
 		`no container runtime answers${tried.length ? ` (${tried.join("; ")})` : ""}: install podman (apt-get install podman buildah runc) or start a Docker engine`,
+	);
+}
+
+export async function imageExists(rt: ContainerRuntime, ref: string): Promise<boolean> {
+	return runtimeCall(rt, ["image", "inspect", "--format", "{{.Id}}", ref]).then(
+		() => true,
+		() => false,
 	);
 }

@@ -1,23 +1,26 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
+import { agentTaskSize } from "../../config/links";
 import type { Settings } from "../../config/settings";
 import type { Logger } from "../../log";
 import { AgentUidPool, type UidRange } from "../agent-users";
 import { StartRefused } from "../claims";
 import { DEFAULT_IMAGE, imageSource, sourceDigest } from "./image";
 import { ContainerLauncher, type TaskSize } from "./launcher";
-import { findRuntime } from "./runtime";
-import { imageExists } from "./stand-in";
+import { findRuntime, imageExists, runtimeCall } from "./runtime";
 
-/** The AWS deploy's task size (LISA_AGENT_CPU, LISA_AGENT_MEMORY, README › Deploy), its defaults too. */
+/** The AWS deploy's task size (README › Deploy): the same variables, defaults and checks. */
 export function taskSize(env: NodeJS.ProcessEnv): TaskSize {
-	const vcpu = Number.parseFloat(env.LISA_AGENT_CPU?.trim() || "2 vCPU");
-	const memoryGb = Number.parseFloat(env.LISA_AGENT_MEMORY?.trim() || "4 GB");
-	if (!(vcpu > 0) || !(memoryGb > 0))
-		throw new StartRefused(
-			`LISA_AGENT_CPU and LISA_AGENT_MEMORY must look like "2 vCPU" and "4 GB" (got "${env.LISA_AGENT_CPU ?? ""}", "${env.LISA_AGENT_MEMORY ?? ""}")`,
-		);
-	return { vcpu, memoryMiB: Math.round(memoryGb * 1024) };
+	let size: ReturnType<typeof agentTaskSize>;
+	try {
+		size = agentTaskSize(env);
+	} catch (err) {
+		throw new StartRefused((err as Error).message);
+	}
+	return {
+		vcpu: Number.parseFloat(size.cpu),
+		memoryMiB: Math.round(Number.parseFloat(size.memory) * 1024),
+	};
 }
 
 /** What names one stack's containers (label lisa.stack): its data dir, one stack's at a time. */
@@ -52,6 +55,20 @@ export async function containerLauncher(
 			`LISA_LAUNCHER=container: the image ${image} is not built: run \`npm run image\``,
 		);
 	const built = await imageSource(runtime, image);
+	const imageEnv = await runtimeCall(runtime, [
+		"image",
+		"inspect",
+		"--format",
+		"{{range .Config.Env}}{{println .}}{{end}}",
+		image,
+	]);
+	const clis =
+		imageEnv
+			.split("\n")
+			.find((l) => l.startsWith("LISA_AGENT_CLIS="))
+			?.slice("LISA_AGENT_CLIS=".length)
+			.split(/\s+/)
+			.filter(Boolean) ?? [];
 	if (built !== (await sourceDigest()))
 		log.warn(
 			{ image },
@@ -61,6 +78,7 @@ export async function containerLauncher(
 	return new ContainerLauncher(settings, env, log, {
 		runtime,
 		image,
+		clis,
 		uids: new AgentUidPool(uids),
 		size: taskSize(env),
 		pidsLimit: 4096,

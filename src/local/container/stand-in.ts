@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type ContainerRuntime, runtimeAttached, runtimeCall } from "./runtime";
+import { type ContainerRuntime, imageExists, runtimeAttached } from "./runtime";
 
 // A stand-in for `node:22-bookworm-slim` where Docker Hub cannot be reached: Debian bookworm from
 // the Debian mirror (mmdebstrap), and Node.js, npm, corepack and yarn from the npm registry, laid
@@ -55,13 +55,6 @@ ENV NODE_VERSION=${NODE.version} YARN_VERSION=1.22.22
 ENTRYPOINT ["docker-entrypoint.sh"]
 CMD ["node"]
 `;
-
-export async function imageExists(rt: ContainerRuntime, ref: string): Promise<boolean> {
-	return runtimeCall(rt, ["image", "inspect", "--format", "{{.Id}}", ref]).then(
-		() => true,
-		() => false,
-	);
-}
 
 function run(cmd: string, args: string[], cwd?: string): Promise<void> {
 	return new Promise((resolve, reject) => {

@@ -1,6 +1,6 @@
 import os from "node:os";
 import { isTerminalRun, type RunStatus } from "../src/domain/states";
-import { ALL_CLIS, buildImage, DEFAULT_IMAGE, OFFICIAL_BASE } from "../src/local/container/image";
+import { allClis, buildImage, DEFAULT_IMAGE, OFFICIAL_BASE } from "../src/local/container/image";
 import { ContainerLauncher } from "../src/local/container/launcher";
 import { type ContainerRuntime, findRuntime, runtimeCall } from "../src/local/container/runtime";
 import { STAND_IN } from "../src/local/container/stand-in";
@@ -200,7 +200,7 @@ async function machine(rt: ContainerRuntime) {
 async function measureImages(rt: ContainerRuntime, base: string | undefined) {
 	const say = (line: string) => console.error(`image: ${line}`);
 	const images = [];
-	for (const cli of ["all", ...ALL_CLIS]) {
+	for (const cli of ["all", ...allClis()]) {
 		const tag = `${BENCH_IMAGE}:${cli}`;
 		const t = performance.now();
 		await buildImage({ tag, clis: cli === "all" ? undefined : [cli], base, say });
@@ -304,7 +304,7 @@ function printTables(
 	console.log("|---|---:|---:|---:|---|---:|");
 	for (const r of images)
 		console.log(
-			`| ${r.cli === "all" ? ALL_CLIS.join(" ") : r.cli} | ${mb(r.bytes)} | ${r.cliLayerBytes === undefined ? "?" : mb(r.cliLayerBytes)} | ${pct(r.ratio)} | ${verdict(r.withinTarget)} | ${r.buildSeconds.toFixed(0)} |`,
+			`| ${r.cli === "all" ? allClis().join(" ") : r.cli} | ${mb(r.bytes)} | ${r.cliLayerBytes === undefined ? "?" : mb(r.cliLayerBytes)} | ${pct(r.ratio)} | ${verdict(r.withinTarget)} | ${r.buildSeconds.toFixed(0)} |`,
 		);
 
 	console.log(

@@ -144,7 +144,10 @@ describeWithImage("the stack dying while a container runs", (img) => {
 
 	it("leaves the container running; the next start removes it and re-drives the step", async () => {
 		const { w, llm } = ctx;
-		llm.script(bashReply("Wait for the build.", "sleep 600"), ...greeting());
+		// The orphan's agent may ask the model once more before the next start removes it (its store
+		// is gone, so its attempt aborts): harmless turns first, whichever attempt takes them.
+		const look = () => bashReply("Look at the tree first.", "git status --short");
+		llm.script(bashReply("Wait for the build.", "sleep 600"), look(), look(), ...greeting());
 		const first = await startStackProcess(w.env);
 		w.onStop(() => first.stop());
 		w.attach(first.url, first.token);

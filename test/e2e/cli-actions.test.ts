@@ -116,7 +116,7 @@ describe("lisa cancel and lisa retry", () => {
 		for (const extra of [{}, { NO_COLOR: "yes" }]) {
 			const help = await lisa(["--help"], { ...env, ...extra });
 			expect(help.code).toBe(0);
-			expect(help.stdout).toContain("USAGE lisa start|run|runs|status|logs|cancel|retry|");
+			expect(help.stdout).toContain("USAGE lisa start|image|run|runs|status|logs|cancel|retry|");
 			expect(help.out).not.toContain(ESC);
 		}
 	});

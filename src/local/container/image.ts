@@ -25,10 +25,10 @@ const BUILD_STAGE = "localhost/lisa-agent-build-stage:latest";
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** The agent CLIs an image can carry: agents/package.json › clis, which Dockerfile.agent installs from. */
-export const ALL_CLIS: readonly string[] = Object.keys(
-	(JSON.parse(readFileSync(path.join(ROOT, "agents", "package.json"), "utf8")) as { clis: object })
-		.clis,
-);
+export function allClis(): string[] {
+	const pkg = JSON.parse(readFileSync(path.join(ROOT, "agents", "package.json"), "utf8"));
+	return Object.keys((pkg as { clis: object }).clis);
+}
 
 export interface ImageOptions {
 	tag?: string;
@@ -120,10 +120,11 @@ export async function buildImage(
 	const say = opts.say ?? ((line: string) => console.error(`image: ${line}`));
 	const env = opts.env ?? process.env;
 	const tag = opts.tag ?? DEFAULT_IMAGE;
-	const clis = opts.clis?.length ? opts.clis : ALL_CLIS;
-	const unknown = clis.filter((c) => !ALL_CLIS.includes(c));
+	const all = allClis();
+	const clis = opts.clis?.length ? opts.clis : all;
+	const unknown = clis.filter((c) => !all.includes(c));
 	if (unknown.length)
-		throw new Error(`unknown agent CLI ${unknown.join(", ")}: choose from ${ALL_CLIS.join(", ")}`);
+		throw new Error(`unknown agent CLI ${unknown.join(", ")}: choose from ${all.join(", ")}`);
 	const rt = await findRuntime(env.PATH);
 	const from = opts.base ?? (await base(rt, say));
 	const ca = hostCaBundle(env);

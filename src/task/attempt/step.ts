@@ -68,8 +68,8 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	try {
 		const user = agentUser(deps.env, home);
 		attempt.scope = { user, mark };
-		// In a container nothing made it (LISA_WORKSPACE unset): the agent may pass through, not list.
-		await mkdir(req.workspace, { recursive: true, mode: 0o711 });
+		// In a container nothing made it (LISA_WORKSPACE unset), as the clone's own folders would.
+		await mkdir(req.workspace, { recursive: true });
 		if (user) await prepareHome(user, home);
 		attempt.repos = launchedRepos(deps.env);
 		const done = await executeKind(attempt, step);

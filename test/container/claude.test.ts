@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type AnthropicDouble, startAnthropicDouble } from "../doubles/models/anthropic";
 import { modelEnv } from "../support/agent-cli";
-import { describeWithImage } from "../support/container";
+import { CONTAINER_AGENT_UIDS, describeWithImage } from "../support/container";
 import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
@@ -31,6 +31,7 @@ describeWithImage("claude in the task's container", (img) => {
 			configExtra: "models: [claude]\nlimits: {max_attempts: 1}",
 			env: {
 				LISA_LAUNCHER: "container",
+				LISA_AGENT_UIDS: CONTAINER_AGENT_UIDS,
 				LISA_IMAGE: img.image,
 				...modelEnv("claude", claude),
 			},

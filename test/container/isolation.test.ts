@@ -14,7 +14,7 @@ import {
 	textOf,
 } from "../doubles/models/openai-chat";
 import { serveLocal } from "../doubles/serve";
-import { describeWithImage } from "../support/container";
+import { CONTAINER_AGENT_UIDS, describeWithImage } from "../support/container";
 import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
@@ -202,6 +202,7 @@ describeWithImage("a hostile agent in the task's container", (img) => {
 			configExtra: "models: [builtin]\nlimits: {max_attempts: 1}",
 			env: {
 				LISA_LAUNCHER: "container",
+				LISA_AGENT_UIDS: CONTAINER_AGENT_UIDS,
 				LISA_IMAGE: img.image,
 				LISA_LLM_BASE_URL: llm.url,
 				LISA_LLM_API_KEY: llm.apiKey,

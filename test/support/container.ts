@@ -50,3 +50,9 @@ export function describeWithImage(name: string, body: (img: TaskImage) => void):
 	const img = taskImage;
 	describe(name, () => body(img));
 }
+
+/**
+ * The container tests' agent uids: a range of their own, apart from the default pool the other
+ * tests' stacks share, so the suites running side by side never wait for or touch each other's.
+ */
+export const CONTAINER_AGENT_UIDS = "62000-62031";

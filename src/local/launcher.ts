@@ -74,6 +74,15 @@ export function checked(req: Pick<LaunchRequest, "runId" | "stepIndex" | "attemp
 	return { run: req.runId, name: `step-${req.stepIndex}-attempt-${req.attempt}` };
 }
 
+/** A task's log file under the data dir's logs: `<run>/step-<n>-attempt-<m>.log`, for every local launcher. */
+export function taskLogOf(
+	logs: string,
+	req: Pick<LaunchRequest, "runId" | "stepIndex" | "attempt">,
+): string {
+	const { run, name } = checked(req);
+	return path.join(logs, run, `${name}.log`);
+}
+
 /**
  * Runs the agent task as a child process with the ECS task's environment, in a workspace of its
  * own under the data dir (removed when the task exits), its output in a bounded log file. As root,
@@ -103,8 +112,7 @@ export class LocalLauncher implements Launcher {
 	}
 
 	logOf(req: Pick<LaunchRequest, "runId" | "stepIndex" | "attempt">): string {
-		const { run, name } = checked(req);
-		return path.join(this.logs, run, `${name}.log`);
+		return taskLogOf(this.logs, req);
 	}
 
 	async launch(req: LaunchRequest): Promise<{ taskId: string }> {

@@ -14,7 +14,7 @@ import {
 } from "../../launcher/launcher";
 import type { Logger } from "../../log";
 import type { AgentUidPool } from "../agent-users";
-import { checked, logsDir } from "../launcher";
+import { checked, logsDir, taskLogOf } from "../launcher";
 import { BoundedLog } from "../task-log";
 import { type ContainerRuntime, runtimeCall } from "./runtime";
 
@@ -198,8 +198,7 @@ export class ContainerLauncher implements Launcher {
 	}
 
 	private async start(req: LaunchRequest, name: string): Promise<void> {
-		const { run, name: file } = checked(req);
-		const logFile = path.join(this.logs, run, `${file}.log`);
+		const logFile = taskLogOf(this.logs, req);
 		const dir = path.join(this.work, name);
 		mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
 		mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -79,27 +79,41 @@ echo "probed" >> ${probe}
 		);
 		const runs = await Promise.all(ids.map((id) => w.waitForRun(id)));
 		expect(runs.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
-		const calls = (await w.agents.calls()).filter((c) => ids.some((id) => c.cwd.includes(id)));
-		const uids = calls.map((c) => c.uid);
-		expect(new Set(uids).size).toBe(4);
-		for (const uid of uids) expect(uid >= FIRST && uid <= LAST).toBe(true);
-		// Every watcher was stopped, each by its own step (pids of its own uid only).
 		const left = (await readFile(w.agents.log, "utf8"))
 			.split("\n")
 			.filter((l) => l.includes('"left"'))
 			.map((l) => JSON.parse(l) as { cli: string; left: { pid: number } });
 		const watchers = await w.agents.watchers();
+		// A uid names an agent only while its step runs (a step retried under load may take a uid an
+		// ended step gave back): a step's watchers are found by the directory they were left in, and
+		// only agents that ran at once must hold different uids.
+		const agents: { runId: string; uid: number; from: number; to: number }[] = [];
 		for (const id of ids) {
-			const { body } = await w.api<{ events: { type: string; data?: { pids?: number[] } }[] }>(
-				`/api/runs/${id}/events`,
-			);
-			const stopped = body.events.find((e) => e.type === "agent.processes_stopped");
-			const uid = calls.find((c) => c.cwd.includes(id))?.uid;
-			const own = watchers.filter((x) => x.uid === uid).map((x) => x.pid);
-			expect(own).toHaveLength(1);
-			expect(stopped?.data?.pids).toEqual(expect.arrayContaining(own));
-			const others = watchers.filter((x) => x.uid !== uid).map((x) => x.pid);
-			for (const pid of others) expect(stopped?.data?.pids ?? []).not.toContain(pid);
+			const calls = await w.agents.callsOf(id);
+			const { body } = await w.api<{
+				events: { type: string; at: string; data?: { pids?: number[] } }[];
+			}>(`/api/runs/${id}/events?limit=500`);
+			const context = body.events.map((e) => e.type).join(" ");
+			const stops = body.events.filter((e) => e.type === "agent.processes_stopped");
+			expect(calls.length, context).toBeGreaterThanOrEqual(1);
+			expect(stops.length, context).toBe(calls.length);
+			for (const [i, c] of calls.entries()) {
+				const to = Date.parse(stops[i]?.at ?? "");
+				agents.push({ runId: id, uid: c.uid, from: Date.parse(c.at), to });
+			}
+			// Every watcher was stopped, each by its own step (pids of its own uid only).
+			const own = watchers.filter((x) => x.cwd.includes(id)).map((x) => x.pid);
+			expect(own.length, context).toBe(calls.length);
+			const stopped = stops.flatMap((e) => e.data?.pids ?? []);
+			expect(stopped).toEqual(expect.arrayContaining(own));
+			for (const x of watchers.filter((x) => !x.cwd.includes(id)))
+				expect(stopped).not.toContain(x.pid);
+		}
+		for (const a of agents) {
+			expect(a.uid >= FIRST && a.uid <= LAST).toBe(true);
+			const together = agents.filter((b) => b !== a && b.from < a.to && a.from < b.to);
+			for (const b of together)
+				expect(b.uid, `${a.runId} and ${b.runId} ran at once`).not.toBe(a.uid);
 		}
 		for (const { left: l } of left) expect(isRunning(l.pid)).toBe(false);
 	});

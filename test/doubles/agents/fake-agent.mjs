@@ -118,7 +118,14 @@ if (cli === "--watch") {
 	// The watcher left by leave-running: scans until it is killed (or for 5 minutes).
 	const seen = new Set();
 	const log = (entry) => appendFileSync(process.env.FAKE_AGENT_LOG, `${JSON.stringify(entry)}\n`);
-	log({ watcher: { pid: process.pid, uid: process.getuid(), at: new Date().toISOString() } });
+	log({
+		watcher: {
+			pid: process.pid,
+			uid: process.getuid(),
+			cwd: process.cwd(),
+			at: new Date().toISOString(),
+		},
+	});
 	const until = Date.now() + 300_000;
 	while (Date.now() < until) {
 		const fresh = scanProc().found.filter((f) => !seen.has(`${f.pid}:${f.name}:${f.value}`));

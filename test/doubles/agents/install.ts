@@ -27,9 +27,19 @@ export interface FakeAgentCall {
 	owners: Record<string, number>;
 	/** A planning call's checkouts as it found them: HEAD and `git status --porcelain`. */
 	checkouts?: Record<string, { head: string; status: string }>;
+	/** When it started (ISO). */
+	at: string;
 }
 
 /** A secret-looking variable a fake agent read in some process's environment. */
+/** A watcher left running (`leave-running`): its uid, the directory it was left in (the step's). */
+export interface Watcher {
+	pid: number;
+	uid: number;
+	cwd: string;
+	found: FoundSecret[];
+}
+
 export interface FoundSecret {
 	pid: number;
 	uid: number | null;
@@ -62,7 +72,7 @@ export interface FakeAgents {
 	versions(): Promise<{ cli: string; uid: number; gid: number }[]>;
 
 	/** Watchers left running (`leave-running`), and the secrets each found while it ran. */
-	watchers(): Promise<{ pid: number; uid: number; found: FoundSecret[] }[]>;
+	watchers(): Promise<Watcher[]>;
 }
 
 /**
@@ -115,12 +125,13 @@ export async function installFakeAgents(
 				e.version ? [{ cli: e.cli as string, ...(e.version as { uid: number; gid: number }) }] : [],
 			),
 		async watchers() {
-			const byPid = new Map<number, { pid: number; uid: number; found: FoundSecret[] }>();
+			const byPid = new Map<number, Watcher>();
 			for (const e of await entries()) {
-				const w = e.watcher as { pid: number; uid?: number; found?: FoundSecret[] } | undefined;
+				const w = e.watcher as (Partial<Watcher> & { pid: number }) | undefined;
 				if (!w) continue;
-				const entry = byPid.get(w.pid) ?? { pid: w.pid, uid: w.uid ?? -1, found: [] };
+				const entry = byPid.get(w.pid) ?? { pid: w.pid, uid: w.uid ?? -1, cwd: "", found: [] };
 				if (w.uid !== undefined) entry.uid = w.uid;
+				if (w.cwd !== undefined) entry.cwd = w.cwd;
 				entry.found.push(...(w.found ?? []));
 				byPid.set(w.pid, entry);
 			}

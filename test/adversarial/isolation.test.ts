@@ -6,7 +6,6 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedFolder } from "../../src/local/agent-reach";
-import { DEFAULT_AGENT_UIDS } from "../../src/local/agent-users";
 import { copyCheckout } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import { isRunning } from "../support/task";
@@ -16,12 +15,20 @@ import { WEBHOOK_SECRET } from "../support/world";
 // agent reads none of Lisa's secrets, and stopping one step's leftovers never touches another's.
 
 const ROOT = process.getuid?.() === 0;
-const [FIRST, LAST] = DEFAULT_AGENT_UIDS.split("-").map(Number) as [number, number];
+/**
+ * This stack's agent uids: a range of its own, so that the other suites' stacks, sharing the default
+ * pool beside it, never make its four steps wait for a uid.
+ */
+const UIDS = "62040-62047";
+const [FIRST, LAST] = UIDS.split("-").map(Number) as [number, number];
 
 let w: StackWorld;
 beforeAll(async () => {
 	if (!ROOT) return;
-	w = await createStackWorld({ configExtra: "limits: {max_concurrent_runs: 4}" });
+	w = await createStackWorld({
+		configExtra: "limits: {max_concurrent_runs: 4}",
+		env: { LISA_AGENT_UIDS: UIDS },
+	});
 });
 afterAll(() => w?.stop());
 
@@ -78,7 +85,18 @@ echo "probed" >> ${probe}
 			),
 		);
 		const runs = await Promise.all(ids.map((id) => w.waitForRun(id)));
-		expect(runs.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
+		const why = await Promise.all(
+			runs.map(async (r) => {
+				const { body } = await w.api<{ events: { type: string; message: string }[] }>(
+					`/api/runs/${r.id}/events?limit=500`,
+				);
+				return `${r.id} ${r.status}: ${body.events.map((e) => `${e.type}: ${e.message}`).join("\n")}`;
+			}),
+		);
+		expect(
+			runs.map((r) => r.status),
+			why.join("\n\n"),
+		).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
 		const left = (await readFile(w.agents.log, "utf8"))
 			.split("\n")
 			.filter((l) => l.includes('"left"'))

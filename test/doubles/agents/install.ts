@@ -31,7 +31,6 @@ export interface FakeAgentCall {
 	at: string;
 }
 
-/** A secret-looking variable a fake agent read in some process's environment. */
 /** A watcher left running (`leave-running`): its uid, the directory it was left in (the step's). */
 export interface Watcher {
 	pid: number;
@@ -40,6 +39,7 @@ export interface Watcher {
 	found: FoundSecret[];
 }
 
+/** A secret-looking variable a fake agent read in some process's environment. */
 export interface FoundSecret {
 	pid: number;
 	uid: number | null;

@@ -120,7 +120,7 @@ export function agentsLine(uids: { first: number; last: number } | undefined): s
 	if (uids)
 		return `  agents:        run as uids ${uids.first}-${uids.last}, one per running step: they cannot read Lisa's secrets nor reach its local services (LISA_AGENT_UIDS)`;
 	const who = process.getuid?.() === 0 ? "root" : `your own user (uid ${process.getuid?.()})`;
-	return `  ! agents:      run as ${who}: an agent can read Lisa's secrets (GITHUB_TOKEN, tracker keys, the API token, in this process's and the tasks' environments and the data dir) and use its local services. To isolate them, start Lisa as root (each step's agent then gets a uid of its own) or deploy to AWS (README › Security)`;
+	return `  ! agents:      run as ${who}: an agent can read Lisa's secrets (GITHUB_TOKEN, tracker keys, the model keys, the API token, in this process's and the tasks' environments and the data dir) and use its local services. To isolate them, start Lisa as root (each step's agent then gets a uid of its own) or deploy to AWS (README › Security)`;
 }
 
 export function banner(input: {

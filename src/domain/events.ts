@@ -57,6 +57,7 @@ export const TIMELINE_EVENTS = [
 	"agent.unavailable",
 	"agent.processes_stopped",
 	"agent.unpriced",
+	"broker.refused",
 	"validation.passed",
 	"validation.failed",
 	"gate.refused",

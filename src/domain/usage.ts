@@ -25,8 +25,13 @@ export const agentRunUsageSchema = z.object({
 	servedModel: z.string().max(200).optional(),
 	ok: z.boolean(),
 	turns: z.number().int().min(0).optional(),
-	/** Absent when the run reported none (a CLI killed before its summary, an old CLI). */
+	/**
+	 * The tokens it used: as Lisa's model broker counted them from the model's answers, or, for a
+	 * key the broker does not keep, as the CLI reported them. Absent when nothing counted any.
+	 */
 	usage: tokenUsageSchema.optional(),
+	/** What the CLI reported, when the broker counted: kept for comparison, never priced. */
+	reported: tokenUsageSchema.optional(),
 });
 export type AgentRunUsage = z.infer<typeof agentRunUsageSchema>;
 

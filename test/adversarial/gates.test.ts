@@ -226,8 +226,14 @@ done`,
 			const report = await w.runTask(runId);
 			expect(report).toMatchObject({ outcome: "failed", transient: false });
 			expect(report?.error).toContain("the change holds a secret Lisa knows");
-			expect(JSON.stringify(await w.events(runId))).not.toContain(ANTHROPIC_KEY);
-			expect(JSON.stringify(report)).not.toContain(ANTHROPIC_KEY);
+			// The key the agent holds is its lease of the model broker (the real one it never sees).
+			const [call] = await w.agents.callsOf(runId);
+			const lease = call?.envValues.ANTHROPIC_API_KEY ?? "";
+			expect(lease).toMatch(/^lisa-lease-/);
+			for (const key of [lease, ANTHROPIC_KEY]) {
+				expect(JSON.stringify(await w.events(runId))).not.toContain(key);
+				expect(JSON.stringify(report)).not.toContain(key);
+			}
 			expect((await pushed()).prs).toBe(0);
 			expect(await branches(w.repo.path)).toEqual(["main"]);
 		},

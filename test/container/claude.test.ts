@@ -68,11 +68,16 @@ describeWithImage("claude in the task's container", (img) => {
 		expect(pr?.title).toBe("feat: add a greeting");
 		expect(pr?.html_url).toBe(run.prUrls[0]);
 
-		// The model saw the pinned CLI, with the key the stack passed as a secret, on every request.
+		// The model saw the pinned CLI, and the key the stack passed as a secret on every request: the
+		// task's model broker, in the container, added it.
 		expect(claude.turns.length).toBe(2);
 		expect(claude.requests.every((r) => r.apiKey === claude.apiKey)).toBe(true);
 		expect(claude.turns[0]?.headers["user-agent"]).toContain(PINNED);
-		expect(step?.usage?.[0]).toMatchObject({ attempt: 1, runs: [{ ok: true }] });
-		expect(step?.usage?.[0]?.total.costUsd).toBeGreaterThan(0);
+		// The tokens are what the broker read in the answers; claude's own report is kept beside them.
+		expect(step?.usage?.[0]).toMatchObject({
+			attempt: 1,
+			runs: [{ ok: true, usage: claude.billed }],
+		});
+		expect(step?.usage?.[0]?.runs[0]?.reported?.costUsd).toBeGreaterThan(0);
 	}, 300_000);
 });

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderName } from "../../src/config/schema";
+import type { TokenUsage } from "../../src/domain/usage";
 import { type AnthropicDouble, startAnthropicDouble } from "../doubles/models/anthropic";
 import { type GeminiDouble, startGeminiDouble } from "../doubles/models/gemini-api";
 import { type OpenAiChatDouble, startOpenAiChatDouble } from "../doubles/models/openai-chat";
@@ -72,6 +73,7 @@ async function resolveWith(model: string, title: string) {
 async function expectPullRequest(
 	run: Awaited<ReturnType<typeof resolveWith>>,
 	provider: ProviderName,
+	model: { billed: TokenUsage },
 ) {
 	expect(run.status, run.error).toBe("succeeded");
 	const step = run.steps[0];
@@ -81,10 +83,11 @@ async function expectPullRequest(
 	expect(await git(w.repo.path, "show", `${branch}:GREETING.md`)).toBe("Hello");
 	const pr = w.github.pulls("acme/api").find((p) => p.head.ref === branch);
 	expect(pr?.title).toBe("feat: add a greeting");
-	// What the CLI reported is on the step, per attempt.
-	expect(step?.usage?.[0]).toMatchObject({ attempt: 1, runs: [{ ok: true }] });
-	expect(step?.usage?.[0]?.total.outputTokens).toBeGreaterThan(0);
-	return step?.usage?.[0]?.total;
+	// What the model billed is on the step, per attempt, as the task's model broker counted it in
+	// the answers; the CLI's report beside it.
+	expect(step?.usage?.[0]).toMatchObject({ attempt: 1, runs: [{ ok: true, usage: model.billed }] });
+	expect(model.billed.outputTokens).toBeGreaterThan(0);
+	return step?.usage?.[0]?.runs[0]?.reported;
 }
 
 describe("each agent CLI, for real, from webhook to pull request", { timeout: 240_000 }, () => {
@@ -94,15 +97,15 @@ describe("each agent CLI, for real, from webhook to pull request", { timeout: 24
 			{ text: DONE },
 		);
 		const run = await resolveWith("claude", "Claude adds a greeting");
-		const usage = await expectPullRequest(run, "claude");
-		expect(usage?.costUsd).toBeGreaterThan(0);
+		const reported = await expectPullRequest(run, "claude", claude);
+		expect(reported?.costUsd).toBeGreaterThan(0);
 		expect(claude.turns.every((t) => t.apiKey === claude.apiKey)).toBe(true);
 	});
 
 	it("codex", async () => {
 		codex.script({ calls: [shell(WORK)] }, { text: DONE });
 		const run = await resolveWith("codex", "Codex adds a greeting");
-		await expectPullRequest(run, "codex");
+		await expectPullRequest(run, "codex", codex);
 		expect(codex.requests.every((r) => r.authorized)).toBe(true);
 	});
 
@@ -112,7 +115,7 @@ describe("each agent CLI, for real, from webhook to pull request", { timeout: 24
 			{ text: DONE },
 		);
 		const run = await resolveWith("gemini", "Gemini adds a greeting");
-		await expectPullRequest(run, "gemini");
+		await expectPullRequest(run, "gemini", gemini);
 	});
 
 	it("opencode", async () => {
@@ -121,6 +124,6 @@ describe("each agent CLI, for real, from webhook to pull request", { timeout: 24
 			{ text: DONE },
 		);
 		const run = await resolveWith("opencode:lisa/coder", "Opencode adds a greeting");
-		await expectPullRequest(run, "opencode");
+		await expectPullRequest(run, "opencode", opencode);
 	});
 });

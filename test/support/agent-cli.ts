@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import type { ProviderName } from "../../src/config/schema";
+import type { TokenUsage } from "../../src/domain/usage";
 import { reachableClis } from "../../src/local/agent-reach";
 import { AgentUidPool, agentUidRange, type UidRange } from "../../src/local/agent-users";
 import { PROVIDERS } from "../../src/task/agents/providers";
@@ -17,6 +18,9 @@ import {
 	type AgentRunOptions,
 	agentEnv,
 } from "../../src/task/agents/providers/provider";
+import { Broker, type Refusal } from "../../src/task/broker/broker";
+import { brokerPlan } from "../../src/task/broker/keys";
+import { modelAllowed } from "../../src/task/broker/models";
 import { handOver, prepareHome } from "../../src/task/sandbox/identity";
 import type { AgentUser } from "../../src/task/sandbox/process";
 import { MANIFEST_FILE } from "../../src/task/steps/prompt";
@@ -234,12 +238,27 @@ export interface CliTest<M> {
 	model: M;
 	/** Given as the CLI's proxy, it shows any request that would have left the machine. */
 	trap: TrapProxy;
+	/** What the CLI is pointed at: the model double, or Lisa's model broker in front of it. */
+	endpoint: ModelEndpoint;
 }
 
-/** One test's CLI run: a sandbox, a model double and a trap proxy, all gone after it. */
+/** A model double as the broker tests need it: an endpoint that tells what its answers reported. */
+type ModelDouble = ModelEndpoint & { billed: TokenUsage; stop(): Promise<void> };
+
+/** A run through Lisa's model broker: the CLI, and the model its `models` entry names. */
+export interface ViaBroker {
+	cli: AgentCli;
+	model: string;
+}
+
+/**
+ * One test's CLI run: a sandbox, a model double and a trap proxy, all gone after it. With `broker`,
+ * the CLI reaches the double through a lease of Lisa's model broker (src/task/broker) and must
+ * leave it nothing to refuse; the broker must count what the double billed.
+ */
 export async function withCli<M extends { stop(): Promise<void> }>(
 	startModel: () => Promise<M>,
-	opts: { asAgentUser?: boolean },
+	opts: { asAgentUser?: boolean; broker?: ViaBroker },
 	test: (t: CliTest<M>) => Promise<void>,
 ): Promise<void> {
 	const sandbox = await cliSandbox(opts);
@@ -248,7 +267,11 @@ export async function withCli<M extends { stop(): Promise<void> }>(
 		try {
 			const trap = await startTrapProxy();
 			try {
-				await test({ sandbox, model, trap });
+				if (!opts.broker)
+					return await test({ sandbox, model, trap, endpoint: model as unknown as ModelEndpoint });
+				await viaBroker(model as unknown as ModelDouble, opts.broker, (endpoint) =>
+					test({ sandbox, model, trap, endpoint }),
+				);
 			} finally {
 				await trap.stop();
 			}
@@ -260,18 +283,48 @@ export async function withCli<M extends { stop(): Promise<void> }>(
 	}
 }
 
+async function viaBroker(
+	double: ModelDouble,
+	{ cli, model }: ViaBroker,
+	test: (endpoint: ModelEndpoint) => Promise<void>,
+): Promise<void> {
+	const broker = await Broker.start();
+	try {
+		const { routes } = brokerPlan(cli, modelEnv(cli, double));
+		const refused: Refusal[] = [];
+		const lease = broker.lease({
+			upstreams: routes.map((r) => r.upstream),
+			allows: (m) => modelAllowed(model, m),
+			onRefused: (r) => refused.push(r),
+		});
+		await test({ url: lease.url(0), apiKey: lease.key });
+		expect(refused).toEqual([]);
+		expect(lease.usage().usage).toEqual(double.billed);
+		expect(lease.usage().requests).toBeGreaterThan(0);
+	} finally {
+		await broker.close();
+	}
+}
+
 /**
- * A successful run tested twice: as the test's user, and (when the tests run as root) as the agent's
- * own user; `titles` name the two tests.
+ * A successful run tested as the test's user, and (when the tests run as root) as the agent's own
+ * user and through Lisa's model broker; `titles` name the first two.
  */
 export function itImplements<M extends { stop(): Promise<void> }>(
 	titles: [ownUser: string, agentUser: string],
 	startModel: () => Promise<M>,
 	check: (t: CliTest<M>) => Promise<void>,
 	timeout?: number,
+	broker?: ViaBroker,
 ) {
 	it(titles[0], () => withCli(startModel, {}, check), timeout);
 	it.runIf(AS_ROOT)(titles[1], () => withCli(startModel, { asAgentUser: true }, check), timeout);
+	if (broker)
+		it.runIf(AS_ROOT)(
+			`${titles[1]}, through Lisa's model broker: the real key stays in the task, the broker counts what the model billed`,
+			() => withCli(startModel, { asAgentUser: true, broker }, check),
+			timeout,
+		);
 }
 
 /**
@@ -282,7 +335,7 @@ export async function expectImplemented(
 	sandbox: CliSandbox,
 	r: AgentResult,
 	greeting: string,
-	why = r.output,
+	why = `${r.output}\n(exit code ${r.exitCode}, signal ${r.signal ?? "none"}, timed out: ${r.timedOut})`,
 ) {
 	expect(r.exitCode, why).toBe(0);
 	expect(r.ok).toBe(true);

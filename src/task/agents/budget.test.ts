@@ -76,10 +76,10 @@ const stopText = (spent: string, limit: string) =>
 	`stopped: the run's cost reached ${spent} of its ${limit} limit (limits.max_run_cost_usd)`;
 
 describe("the live watch", () => {
-	it("stops claude mid-run once what it streamed takes the run past its limit", async () => {
-		// Each response as claude streams it: 1,200 in, 2,000 cache reads, 300 cache writes and the one
-		// output token counted when the response starts — at claude-sonnet-4-5's list price $0.00534.
-		const perResponse = (1200 * 3 + 1 * 15 + 2000 * 0.3 + 300 * 3.75) / 1e6;
+	it("stops claude mid-run once what the broker counted takes the run past its limit", async () => {
+		// Each response as the model broker counts it from the answer: 1,200 in, 80 out, 2,000 cache
+		// reads and 300 cache writes — at claude-sonnet-4-5's list price $0.006525.
+		const perResponse = (1200 * 3 + 80 * 15 + 2000 * 0.3 + 300 * 3.75) / 1e6;
 		anthropic.script(
 			bash("echo one"),
 			// The stop comes while this command runs.
@@ -94,23 +94,26 @@ describe("the live watch", () => {
 		});
 		const report = await w.runTask(runId, realClis());
 
-		// Past $5.00 at the second response: $4.99 + 2 × $0.00534.
+		// Past $5.00 at the second response: $4.99 + 2 × $0.006525.
 		expect(report).toMatchObject(stoppedAt(4.99 + 2 * perResponse, 5));
 		expect(report?.error).toBe(stopText("$5.00", "$5.00"));
 		// Stopped while the second command ran: had it ended, claude would have asked a third time.
 		expect(anthropic.turns).toHaveLength(2);
-		// The usage kept is what the server sent for the two responses, as claude streamed it.
+		// The usage kept is what the server sent for the two responses, as the broker read it; what
+		// claude had streamed of it (one output token a response, counted as it starts) is beside it.
 		const u = anthropic.usage;
+		const streamed = {
+			inputTokens: 2 * u.input_tokens,
+			outputTokens: 2,
+			cacheReadTokens: 2 * u.cache_read_input_tokens,
+			cacheWriteTokens: 2 * u.cache_creation_input_tokens,
+		};
 		expect(report?.usage?.runs).toEqual([
 			{
 				model: "claude:claude-sonnet-4-5",
 				ok: false,
-				usage: {
-					inputTokens: 2 * u.input_tokens,
-					outputTokens: 2,
-					cacheReadTokens: 2 * u.cache_read_input_tokens,
-					cacheWriteTokens: 2 * u.cache_creation_input_tokens,
-				},
+				usage: { ...streamed, outputTokens: 2 * u.output_tokens },
+				reported: streamed,
 			},
 		]);
 		// Nothing pushed; the failure on the timeline says why.
@@ -149,6 +152,8 @@ describe("the live watch", () => {
 				ok: false,
 				turns: expect.any(Number),
 				usage: { inputTokens: 2400, outputTokens: 160, cacheReadTokens: 0, cacheWriteTokens: 0 },
+				// What OpenCode had reported when it was stopped: a step behind, or not.
+				reported: expect.objectContaining({ cacheReadTokens: 0 }),
 			},
 		]);
 	}, 90_000);
@@ -174,8 +179,10 @@ describe("the live watch", () => {
 			{
 				model: "builtin:gpt-4.1-mini",
 				ok: false,
-				turns: 2,
+				// Stopped as the broker passed on the second answer: the agent had counted the first.
+				turns: 1,
 				usage: { inputTokens: 2400, outputTokens: 160, cacheReadTokens: 0, cacheWriteTokens: 0 },
+				reported: { inputTokens: 1200, outputTokens: 80, cacheReadTokens: 0, cacheWriteTokens: 0 },
 			},
 		]);
 		const events = JSON.stringify(await w.events(runId));
@@ -202,6 +209,32 @@ describe("the live watch", () => {
 		expect(notes.map((e) => e.message)).toEqual([
 			"builtin:house-model-7 has no price (set pricing in the config): the budget counts its tokens at the dearest price Lisa knows, or the cost its CLI reports if that is more",
 		]);
+	});
+});
+
+describe("the model broker's gate", () => {
+	it("refuses the request after the answer that brought the run to its limit; the run stops at it", async () => {
+		// At this price one answer (1,200 in, 80 out) costs exactly $1.00: the run reaches its limit
+		// without passing it, so the live watch stops nothing and the broker's gate must.
+		chat.script(bashReply("Look.", "echo one"), bashReply("Write.", "touch never.txt"));
+		const runId = await budgeted(
+			{ title: "Exactly spent" },
+			"models: ['builtin:exact-model']\npricing: {'builtin:exact-model': {input: 500, output: 5000}}",
+			{ limitUsd: 1, spentUsd: 0 },
+		);
+		const report = await w.runTask(runId, realClis());
+
+		expect(report).toMatchObject(stoppedAt(1, 1));
+		expect(report?.error).toBe(stopText("$1.00", "$1.00"));
+		// The second request never reached the model.
+		expect(chat.turns).toHaveLength(1);
+		const events = await w.events(runId);
+		const refused = events.filter((e) => e.type === "broker.refused");
+		expect(refused.map((e) => e.message)).toEqual([
+			`builtin:exact-model: ${stopText("$1.00", "$1.00")}`,
+		]);
+		expect(refused[0]?.data).toMatchObject({ status: 403, model: "exact-model" });
+		expect(JSON.stringify(events)).not.toContain("never.txt'");
 	});
 });
 
@@ -287,7 +320,7 @@ describe("attacks on the watch", () => {
 			bash("echo three"),
 			{ text: "done" },
 		);
-		const perResponse = (1200 * 3 + 1 * 15 + 2000 * 0.3 + 300 * 3.75) / 1e6;
+		const perResponse = (1200 * 3 + 80 * 15 + 2000 * 0.3 + 300 * 3.75) / 1e6;
 		const runId = await budgeted({ title: "Flood" }, "models: ['claude:claude-sonnet-4-5']", {
 			limitUsd: 5,
 			spentUsd: 4.99,

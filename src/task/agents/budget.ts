@@ -34,6 +34,11 @@ export class BudgetWatch {
 		if (spent >= this.budget.limitUsd) throw this.stop(spent);
 	}
 
+	/** Before a request to the model (the broker): whether the run has spent its limit. */
+	reached(current: AgentRunUsage): boolean {
+		return this.spent(current) >= this.budget.limitUsd;
+	}
+
 	/** While an agent runs: whether its usage so far took the run past the limit. */
 	passed(current: AgentRunUsage): boolean {
 		return this.spent(current) > this.budget.limitUsd;

@@ -1,22 +1,32 @@
 import type { ModelSpec } from "../../config/schema";
 import { usd } from "../../domain/cost";
 import { redact } from "../../domain/redact";
-import type { AgentRunUsage } from "../../domain/usage";
+import type { AgentRunUsage, TokenUsage } from "../../domain/usage";
 import { StepFailure } from "../attempt/failure";
 import type { Heartbeat } from "../attempt/heartbeat";
 import type { Timeline } from "../attempt/timeline";
+import type { Broker, Lease } from "../broker/broker";
+import { brokerPlan, leasedEnv } from "../broker/keys";
+import { modelAllowed } from "../broker/models";
 import type { AgentUser } from "../sandbox/process";
 import type { BudgetWatch } from "./budget";
 import { type ChainAttempt, exhaustedError, exitText, failureVerdict } from "./fallback";
 import { PROVIDERS } from "./providers";
-import { type AgentReport, agentEnv, type LiveUsage, type Provider } from "./providers/provider";
+import {
+	type AgentReport,
+	type AgentResult,
+	agentEnv,
+	type LiveUsage,
+	type Provider,
+} from "./providers/provider";
 import { supervise } from "./supervise";
 
 /** What every agent run of a step shares: the models, limits and supervision. */
 export interface ChainContext {
 	models: readonly ModelSpec[];
 	env: NodeJS.ProcessEnv;
-	secrets: readonly string[];
+	/** The secrets Lisa knows (redacted everywhere, refused in a commit); each lease's key joins them. */
+	secrets: string[];
 	staleSeconds: number;
 	timeoutMinutes: number;
 	deadlineAt: number;
@@ -30,6 +40,8 @@ export interface ChainContext {
 	agentRuns: AgentRunUsage[];
 	/** The run's budget, when the step was launched with one. */
 	budget?: BudgetWatch;
+	/** The task's model broker: the agent reaches its model APIs through it (README › Security). */
+	broker?: Broker;
 }
 
 /** One model's run: where, with what prompt, and how to see it is active. */
@@ -88,32 +100,45 @@ export async function runChain(
 		const timeoutMs = ctx.deadlineAt - Date.now();
 		if (timeoutMs <= 0) throw timedOut(ctx);
 		const watch = ctx.budget && liveWatch(ctx.budget, m);
-		const { result, stuck } = await supervise(
-			(io) =>
-				provider.run(turn.prompt, {
-					cwd: turn.cwd,
-					model: m.model,
-					env,
-					timeoutMs,
-					onOutput: io.onOutput,
-					signal: watch ? AbortSignal.any([io.signal, watch.signal]) : io.signal,
-					nativeWorktree: turn.nativeWorktree,
-					scratchDir: ctx.scratchDir,
-					user: ctx.user,
-					onUsage: watch?.onUsage,
-				}),
-			{
-				staleMs: ctx.staleSeconds * 1000,
-				heartbeat: ctx.heartbeat,
-				timeline: ctx.timeline,
-				label: m.spec,
-				probe: turn.probe,
-				secrets: ctx.secrets,
-			},
-		);
-		const { turns, usage, servedModel } = result.report ?? {};
+		const brokered = openLease(ctx, m, env, watch);
+		let result: AgentResult;
+		let stuck: boolean;
+		try {
+			({ result, stuck } = await supervise(
+				(io) =>
+					provider.run(turn.prompt, {
+						cwd: turn.cwd,
+						model: m.model,
+						env: brokered?.env ?? env,
+						timeoutMs,
+						onOutput: io.onOutput,
+						signal: watch ? AbortSignal.any([io.signal, watch.signal]) : io.signal,
+						nativeWorktree: turn.nativeWorktree,
+						scratchDir: ctx.scratchDir,
+						user: ctx.user,
+						onUsage: watch && cliUsage(watch, brokered?.lease),
+					}),
+				{
+					staleMs: ctx.staleSeconds * 1000,
+					heartbeat: ctx.heartbeat,
+					timeline: ctx.timeline,
+					label: m.spec,
+					probe: turn.probe,
+					secrets: ctx.secrets,
+				},
+			));
+		} finally {
+			// What its last requests used is counted before the run is.
+			await brokered?.lease?.close();
+		}
+		const { turns } = result.report ?? {};
 		const stopped = watch?.signal.aborted === true;
-		const run = agentRun(m, { ok: result.ok && !stopped, turns, usage, servedModel });
+		const run = agentRun(m, {
+			ok: result.ok && !stopped,
+			turns,
+			...counted(result.report, brokered?.lease),
+		});
+		const { usage } = run;
 		ctx.agentRuns.push(run);
 		// Counted now, so a run without a price is said at once (a CLI that reports at the end).
 		ctx.budget?.spent();
@@ -132,10 +157,11 @@ export async function runChain(
 		}
 		if (result.timedOut || (!result.ok && Date.now() >= ctx.deadlineAt)) throw timedOut(ctx);
 		if (result.ok) {
-			await ctx.timeline.add("agent.finished", `${m.spec} finished${usageText(result.report)}`, {
+			await ctx.timeline.add("agent.finished", `${m.spec} finished${usageText(run)}`, {
 				provider: m.spec,
 				turns,
 				usage,
+				...(run.reported ? { reported: run.reported } : {}),
 			});
 			return { index: i, spec: m.spec, turn };
 		}
@@ -159,26 +185,111 @@ export async function runChain(
 	throw new StepFailure(exhaustedError(attempts), true, "agent");
 }
 
-/**
- * ": 12 turns, 1,234 tokens in (+5,000 cached), 567 out, $0.12 by its CLI's count" — what the run
- * reported; its cost is decided when the attempt is recorded (src/domain/cost.ts).
- */
-function usageText(report: AgentReport | undefined): string {
-	const u = report?.usage;
-	const parts = [
-		report?.turns !== undefined ? `${report.turns} turns` : undefined,
-		u
-			? `${u.inputTokens.toLocaleString("en")} tokens in${u.cacheReadTokens ? ` (+${u.cacheReadTokens.toLocaleString("en")} cached)` : ""}, ${u.outputTokens.toLocaleString("en")} out`
-			: undefined,
-		u?.costUsd !== undefined ? `${usd(u.costUsd)} by its CLI's count` : undefined,
-	].filter(Boolean);
-	return parts.length ? `: ${parts.join(", ")}` : "";
+/** ": 12 turns, 1,234 tokens in (+5,000 cached), 567 out" — tokens as counted, and what the CLI said. */
+function usageText(run: AgentRunUsage): string {
+	const tokens = (u: TokenUsage) =>
+		`${u.inputTokens.toLocaleString("en")} tokens in${u.cacheReadTokens ? ` (+${u.cacheReadTokens.toLocaleString("en")} cached)` : ""}, ${u.outputTokens.toLocaleString("en")} out`;
+	const cost = (u: TokenUsage | undefined) =>
+		u?.costUsd !== undefined ? `${usd(u.costUsd)} by its CLI's count` : undefined;
+	const parts = run.reported
+		? [
+				run.turns !== undefined ? `${run.turns} turns` : undefined,
+				run.usage ? `${tokens(run.usage)} as the broker counted` : undefined,
+				`its CLI reported ${[tokens(run.reported), cost(run.reported)].filter(Boolean).join(", ")}`,
+			]
+		: [
+				run.turns !== undefined ? `${run.turns} turns` : undefined,
+				run.usage ? tokens(run.usage) : undefined,
+				cost(run.usage),
+			];
+	const shown = parts.filter(Boolean);
+	return shown.length ? `: ${shown.join("; ")}` : "";
 }
 
 /** One agent run as the attempt records it; the model it served prices an entry that names none. */
 function agentRun(m: ModelSpec, run: Omit<AgentRunUsage, "model">): AgentRunUsage {
 	const { servedModel, ...rest } = run;
 	return { model: m.spec, ...(servedModel && !m.model ? { servedModel } : {}), ...rest };
+}
+
+/**
+ * Who counted a run's tokens: the broker, from the model's own answers, with the CLI's report kept
+ * beside it. A run that asked the broker nothing spent nothing through it: its CLI's word stands
+ * (it can only add cost), as it does for a key the broker does not keep.
+ */
+function counted(
+	report: AgentReport | undefined,
+	lease: Lease | undefined,
+): Pick<AgentRunUsage, "usage" | "servedModel" | "reported"> {
+	const answered = lease?.usage();
+	if (!answered?.requests) return { usage: report?.usage, servedModel: report?.servedModel };
+	return {
+		usage: answered.usage,
+		servedModel: answered.servedModel ?? report?.servedModel,
+		...(report?.usage ? { reported: report.usage } : {}),
+	};
+}
+
+/**
+ * What the watch takes of the CLI's own usage: all of it without a lease; with one, nothing once
+ * the broker has counted an answer (its count is the run's), as `counted` records it.
+ */
+function cliUsage(watch: ReturnType<typeof liveWatch>, lease: Lease | undefined) {
+	return (live: LiveUsage) => {
+		if (!lease?.usage().requests) watch.onUsage(live);
+	};
+}
+
+/** The refusals of one agent run the timeline lists. */
+const MAX_REFUSALS_SHOWN = 10;
+
+/**
+ * A lease of the broker for one agent run, when its provider's key is one the broker keeps: the
+ * agent's environment gets the lease's key and URLs instead of the real ones. The broker asks the
+ * budget before each request and tells the watch after each answer; what it refuses goes on the
+ * timeline.
+ */
+function openLease(
+	ctx: ChainContext,
+	m: ModelSpec,
+	env: NodeJS.ProcessEnv,
+	watch: ReturnType<typeof liveWatch> | undefined,
+): { lease?: Lease; env: NodeJS.ProcessEnv } | undefined {
+	if (!ctx.broker) return undefined;
+	const plan = brokerPlan(m.provider, ctx.env);
+	// A key the broker keeps but cannot use (set without its endpoint) is not the agent's either.
+	if (!plan.routes.length) return { env: leasedEnv(env, plan, undefined) };
+	const budget = ctx.budget;
+	let refused = 0;
+	const lease = ctx.broker.lease({
+		upstreams: plan.routes.map((r) => r.upstream),
+		allows: (model) => modelAllowed(m.model, model),
+		gate: budget
+			? (usage) => {
+					const current = agentRun(m, { ok: false, usage, servedModel: lease.usage().servedModel });
+					if (!budget.reached(current)) return undefined;
+					watch?.stop();
+					return budget.stop(budget.spent(current)).message;
+				}
+			: undefined,
+		onUsage: (usage, servedModel) => watch?.onUsage({ usage, servedModel }),
+		onRefused: (r) => {
+			// An agent that asks in a loop writes a bounded timeline.
+			refused++;
+			if (refused > MAX_REFUSALS_SHOWN) return;
+			const more =
+				refused === MAX_REFUSALS_SHOWN ? " (later refusals of this agent run are not listed)" : "";
+			void ctx.timeline.add("broker.refused", `${m.spec}: ${r.reason}${more}`, {
+				provider: m.spec,
+				status: r.status,
+				path: r.path,
+				...(r.model ? { model: r.model } : {}),
+			});
+		},
+	});
+	// Good only on the task's loopback while the run lasts, but no one's to read or push.
+	ctx.secrets.push(lease.key);
+	return { lease, env: leasedEnv(env, plan, lease) };
 }
 
 /**
@@ -190,6 +301,8 @@ function liveWatch(budget: BudgetWatch, m: ModelSpec) {
 	const controller = new AbortController();
 	return {
 		signal: controller.signal,
+		/** The broker refused a request for the budget: the run stops as if it had passed the limit. */
+		stop: () => controller.abort(),
 		onUsage(live: LiveUsage) {
 			if (controller.signal.aborted || live.final) return;
 			const current = agentRun(m, { ok: false, usage: live.usage, servedModel: live.servedModel });

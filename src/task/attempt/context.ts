@@ -18,6 +18,7 @@ import type { TaskStore } from "../../store";
 import { BudgetWatch } from "../agents/budget";
 import type { ChainContext } from "../agents/chain";
 import { stepDeadline } from "../agents/supervision";
+import type { Broker } from "../broker/broker";
 import { Git, gitEnv } from "../sandbox/git";
 import { type AgentScope, stopAgentProcesses } from "../sandbox/identity";
 import type { PreviousStep } from "../steps/prompt";
@@ -68,6 +69,8 @@ export interface Attempt {
 	repos: LaunchRepo[];
 	/** Every agent run of the attempt, for its report's usage. */
 	agentRuns: AgentRunUsage[];
+	/** The model broker the attempt's agents reach their model APIs through. */
+	broker?: Broker;
 }
 
 /** What an implementation step works on: its repository, branch and deadline. */
@@ -162,6 +165,7 @@ export function chainContext(
 		timeline: a.timeline,
 		user: a.scope.user,
 		agentRuns: a.agentRuns,
+		broker: a.broker,
 		// Model spend only: compute is priced by the pipeline.
 		...(budget
 			? {

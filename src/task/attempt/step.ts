@@ -7,6 +7,7 @@ import { type Run, readsAllRepos, type Step, type StepReport } from "../../domai
 import { isTransientFailure } from "../../domain/transient";
 import { attemptUsage } from "../../domain/usage";
 import { stepFinished } from "../../queue/messages";
+import { Broker } from "../broker/broker";
 import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "../sandbox/identity";
 import { clearWorkspace } from "../sandbox/workspace";
 import { executeEpicPlan, executeResearch, researchOf } from "../steps/epic-phases";
@@ -66,6 +67,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	};
 	let outcome: Outcome;
 	try {
+		attempt.broker = await Broker.start();
 		const user = agentUser(deps.env, home);
 		attempt.scope = { user, mark };
 		// In a container nothing made it (LISA_WORKSPACE unset), as the clone's own folders would.
@@ -91,6 +93,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		};
 	} finally {
 		heartbeat.stop();
+		await attempt.broker?.close();
 		// Nothing the agent started outlives the attempt, nor does its workspace.
 		await stopAgentProcesses(attempt.scope).catch((err: unknown) =>
 			deps.log.warn({ err }, "could not stop the agent's processes"),

@@ -121,14 +121,16 @@ describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 		// The attempt's workspace went when it ended.
 		expect(await readdir(w.workspace(runId))).toEqual([]);
 
-		// The scan: it read what it may (its own environment, with its CLI's key) and nothing else.
+		// The scan: it read what it may (its own environment, with its CLI's key: a lease of the task's
+		// model broker, never the model key) and nothing else.
 		const [scan] = await w.agents.scans();
 		expect(scan?.uid).toBe(AGENT);
 		expect(scan?.denied).toBeGreaterThan(0);
 		const found = scan?.found ?? [];
-		expect(found.some((f) => f.value === ANTHROPIC_KEY && f.uid === AGENT)).toBe(true);
+		const key = found.find((f) => f.name === "ANTHROPIC_API_KEY");
+		expect(key).toMatchObject({ uid: AGENT, value: expect.stringMatching(/^lisa-lease-/) });
 		expect(found.every((f) => f.uid === AGENT)).toBe(true);
-		for (const s of secrets) expect(JSON.stringify(found)).not.toContain(s);
+		for (const s of [...secrets, ANTHROPIC_KEY]) expect(JSON.stringify(found)).not.toContain(s);
 		// Its parent is the task itself, whose environment holds GITHUB_TOKEN: unreadable.
 		expect(scan?.ancestors[0]).toMatchObject({ pid: task.pid, uid: 0, readable: false });
 		expect(scan?.ancestors.every((a) => !a.readable)).toBe(true);

@@ -13,6 +13,8 @@
 //     logs each secret-looking variable it found: what an agent could steal from the task)
 //   leave-running (leaves a watcher in a session of its own, `setsid`, out of reach of the process
 //     group kill, that keeps scanning /proc like scan-secrets and logs what it finds)
+//   call-model=<[{model, path?, key?}, …]> (asks ANTHROPIC_BASE_URL itself with ANTHROPIC_API_KEY, or the
+//     key given, and logs each answer as `modelCall`: an agent using its model endpoint directly)
 //   run=<file> (a hostile agent: runs `bash <file>` in its directory once its change is committed,
 //     before the manifest; the script is the attack) · kill-self (dies of SIGKILL, as out of memory)
 // A planning prompt ("…write the plan file `<path>`…") is answered with a plan instead of code:
@@ -329,6 +331,30 @@ if (directives.has("scan-secrets")) {
 		cli,
 		scan: { uid: process.getuid(), ...(everywhere ? scanProc() : {}), ancestors: ancestors() },
 	});
+}
+if (directives.has("call-model")) {
+	// Asks the Anthropic API it was given (Lisa's model broker) directly: a model, a path or a key of
+	// its own choosing ({model, path?, key?}), and logs what came back.
+	for (const call of JSON.parse(directives.get("call-model"))) {
+		const route = call.path ?? "/v1/messages";
+		const answer = await fetch(`${process.env.ANTHROPIC_BASE_URL}${route}`, {
+			method: "POST",
+			headers: {
+				"content-type": "application/json",
+				"anthropic-version": "2023-06-01",
+				"x-api-key": call.key ?? process.env.ANTHROPIC_API_KEY ?? "",
+			},
+			body: JSON.stringify({
+				model: call.model,
+				max_tokens: 64,
+				messages: [{ role: "user", content: "Say hi." }],
+			}),
+		}).then(
+			async (r) => ({ status: r.status, body: (await r.text()).slice(0, 2000) }),
+			(e) => ({ status: 0, body: String(e) }),
+		);
+		log({ cli, modelCall: { model: call.model, path: route, ...answer } });
+	}
 }
 if (directives.has("leave-running")) {
 	const watcher = spawn(

@@ -73,6 +73,8 @@ export interface FakeAgents {
 
 	/** Watchers left running (`leave-running`), and the secrets each found while it ran. */
 	watchers(): Promise<Watcher[]>;
+	/** What each `call-model` request got back. */
+	modelCalls(): Promise<{ model: string; path: string; status: number; body: string }[]>;
 }
 
 /**
@@ -123,6 +125,12 @@ export async function installFakeAgents(
 		versions: async () =>
 			(await entries()).flatMap((e) =>
 				e.version ? [{ cli: e.cli as string, ...(e.version as { uid: number; gid: number }) }] : [],
+			),
+		modelCalls: async () =>
+			(await entries()).flatMap((e) =>
+				e.modelCall
+					? [e.modelCall as { model: string; path: string; status: number; body: string }]
+					: [],
 			),
 		async watchers() {
 			const byPid = new Map<number, Watcher>();

@@ -5,7 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
+import type { TokenUsage } from "../../../src/domain/usage";
 import { serveLocal } from "../serve";
+import { bill, noTokens } from "./billed";
 
 /** A tool call the model makes, by the CLI's tool name (`Bash`, `Write`…). */
 export interface ToolCall {
@@ -63,6 +65,8 @@ export interface AnthropicDouble {
 	reset(): void;
 	/** Usage sent with every scripted turn unless the turn sets its own. */
 	readonly usage: Usage;
+	/** The tokens its answers reported, in Lisa's counts (cached input apart). */
+	readonly billed: TokenUsage;
 	stop(): Promise<void>;
 }
 
@@ -106,6 +110,7 @@ export async function startAnthropicDouble(
 	const requests: MessagesRequest[] = [];
 	const turns: MessagesRequest[] = [];
 	const queue: AnthropicReply[] = [];
+	const billed = noTokens();
 	const usage: Usage = {
 		input_tokens: 1200,
 		output_tokens: 80,
@@ -202,6 +207,12 @@ export async function startAnthropicDouble(
 			})),
 		];
 		const u: Usage = { ...usage, ...reply.usage };
+		bill(billed, {
+			inputTokens: u.input_tokens,
+			outputTokens: u.output_tokens,
+			cacheReadTokens: u.cache_read_input_tokens,
+			cacheWriteTokens: u.cache_creation_input_tokens,
+		});
 		const stopReason = reply.tools?.length ? "tool_use" : "end_turn";
 		const headers = { "request-id": `req_${randomUUID().replace(/-/g, "")}` };
 
@@ -303,6 +314,7 @@ export async function startAnthropicDouble(
 		requests,
 		turns,
 		usage,
+		billed,
 		script: (...replies) => {
 			queue.push(...replies);
 		},

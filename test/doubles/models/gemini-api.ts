@@ -3,7 +3,9 @@
 // :countTokens), the key in `x-goog-api-key`, candidates whose parts are text or function calls,
 // usageMetadata, and failures in Google's error format. The chat turns come from a script.
 import { Hono } from "hono";
+import type { TokenUsage } from "../../../src/domain/usage";
 import { serveLocal } from "../serve";
+import { bill, noTokens } from "./billed";
 
 export interface GeminiUsage {
 	promptTokenCount: number;
@@ -61,8 +63,12 @@ export interface GeminiDouble {
 	script(...turns: GeminiTurn[]): void;
 	/** Answers chat requests when the script is empty (by default: a 500 saying it ran out). */
 	otherwise(turn: (req: GeminiRequest) => GeminiTurn): void;
+	/** The tokens its answers reported, in Lisa's counts (cached input apart). */
+	readonly billed: TokenUsage;
 	stop(): Promise<void>;
 }
+
+const DEFAULT_GEMINI_USAGE: GeminiUsage = { promptTokenCount: 100, candidatesTokenCount: 10 };
 
 export const DEFAULT_GEMINI_KEY = "AIzaTestGeminiDouble0123456789abcdefghij";
 
@@ -131,7 +137,7 @@ const merged = (parts: GeminiPart[]): GeminiPart[] => {
 
 /** The GenerateContentResponse chunks of one turn: text first (in two deltas), then the calls. */
 function chunks(turn: Exclude<GeminiTurn, { error: GeminiFailure }>, model: string, id: string) {
-	const usage = turn.usage ?? { promptTokenCount: 100, candidatesTokenCount: 10 };
+	const usage = turn.usage ?? DEFAULT_GEMINI_USAGE;
 	const parts: GeminiPart[][] = [];
 	if (turn.text) {
 		const half = Math.ceil(turn.text.length / 2);
@@ -201,6 +207,7 @@ export async function startGeminiDouble(opts: { apiKey?: string } = {}): Promise
 	const apiKey = opts.apiKey ?? DEFAULT_GEMINI_KEY;
 	const requests: GeminiRequest[] = [];
 	const queue: GeminiTurn[] = [];
+	const billed = noTokens();
 	let fallback: (req: GeminiRequest) => GeminiTurn = () => ({
 		error: { code: 500, message: "Gemini double: the script has no turn left" },
 	});
@@ -256,6 +263,13 @@ export async function startGeminiDouble(opts: { apiKey?: string } = {}): Promise
 		if ("error" in turn) return failure(turn.error);
 		n++;
 		const events = chunks(turn, model, `double-${n}`);
+		const u = turn.usage ?? DEFAULT_GEMINI_USAGE;
+		const cached = u.cachedContentTokenCount ?? 0;
+		bill(billed, {
+			inputTokens: u.promptTokenCount - cached,
+			outputTokens: u.candidatesTokenCount,
+			cacheReadTokens: cached,
+		});
 		// Unstreamed, the answer is one response: the last chunk with every chunk's parts.
 		if (method === "generateContent") {
 			const parts = events.flatMap((e) => e.candidates[0]?.content.parts ?? []);
@@ -275,6 +289,7 @@ export async function startGeminiDouble(opts: { apiKey?: string } = {}): Promise
 		url: `http://127.0.0.1:${port}`,
 		apiKey,
 		requests,
+		billed,
 		chats: () => requests.filter((r) => r.method === "streamGenerateContent"),
 		script: (...turns) => {
 			queue.push(...turns);

@@ -6,7 +6,9 @@
 // retry-after, 5xx, 401…), so retries and the fallback chain meet what a real endpoint sends.
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
+import type { TokenUsage } from "../../../src/domain/usage";
 import { serveLocal } from "../serve";
+import { bill, noTokens } from "./billed";
 
 /** A function call the model makes, by the client's tool name. */
 export interface ToolCall {
@@ -88,6 +90,8 @@ export interface OpenAiChatDouble {
 	side(reply: (req: ChatRequest) => ChatReply): void;
 	/** Usage sent with every scripted turn unless the turn sets its own. */
 	readonly usage: Usage;
+	/** The tokens its answers reported, in Lisa's counts (cached input apart). */
+	readonly billed: TokenUsage;
 	stop(): Promise<void>;
 }
 
@@ -161,6 +165,7 @@ export async function startOpenAiChatDouble(
 	const requests: ChatRequest[] = [];
 	const turns: ChatRequest[] = [];
 	const queue: ScriptedReply[] = [];
+	const billed = noTokens();
 	let fallback: (req: ChatRequest) => ChatReply = () => ({
 		status: 500,
 		message: "Chat double: the script has no reply left",
@@ -252,6 +257,13 @@ export async function startOpenAiChatDouble(
 		}));
 		const finish = reply.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop");
 		const u = { ...usage, ...reply.usage };
+		// Streamed, the usage is sent only when asked for.
+		if (!req.stream || req.includeUsage)
+			bill(billed, {
+				inputTokens: u.prompt_tokens - u.cached_tokens,
+				outputTokens: u.completion_tokens,
+				cacheReadTokens: u.cached_tokens,
+			});
 		const usageJson = {
 			prompt_tokens: u.prompt_tokens,
 			completion_tokens: u.completion_tokens,
@@ -335,6 +347,7 @@ export async function startOpenAiChatDouble(
 		requests,
 		turns,
 		usage,
+		billed,
 		script: (...replies) => {
 			queue.push(...replies);
 		},

@@ -5,7 +5,9 @@
 // failure in OpenAI's error format (429, 503 overloaded, 401…) or a `response.failed` event.
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
+import type { TokenUsage } from "../../../src/domain/usage";
 import { serveLocal } from "../serve";
+import { bill, noTokens } from "./billed";
 
 /** Token counts one response reports (`usage` of response.completed). */
 export interface ResponsesUsage {
@@ -66,6 +68,8 @@ export interface ResponsesDouble {
 	readonly unexpected: string[];
 	/** Queues turns; each request takes the next one. */
 	script(...turns: ResponsesTurn[]): void;
+	/** The tokens its answers reported, in Lisa's counts (cached input apart). */
+	readonly billed: TokenUsage;
 	stop(): Promise<void>;
 }
 
@@ -110,6 +114,7 @@ export async function startResponsesDouble(
 	const unexpected: string[] = [];
 	const queue: ResponsesTurn[] = [];
 	let calls = 0;
+	const billed = noTokens();
 
 	const error = (
 		status: number,
@@ -180,6 +185,14 @@ export async function startResponsesDouble(
 				},
 			);
 		}
+		if (!("failed" in turn)) {
+			const u = turn.usage ?? DEFAULT_USAGE;
+			bill(billed, {
+				inputTokens: u.input - u.cached,
+				outputTokens: u.output,
+				cacheReadTokens: u.cached,
+			});
+		}
 		return new Response(sse(req.model, turn, ++calls), {
 			headers: {
 				"content-type": "text/event-stream",
@@ -199,6 +212,7 @@ export async function startResponsesDouble(
 		apiKey,
 		requests,
 		unexpected,
+		billed,
 		script: (...turns) => {
 			queue.push(...turns);
 		},

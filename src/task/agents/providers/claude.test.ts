@@ -62,7 +62,7 @@ const run = (t: CliTest<AnthropicDouble>, prompt: string, vars: NodeJS.ProcessEn
 	t.sandbox.run(
 		"claude",
 		prompt,
-		{ ...modelEnv("claude", t.model), ...vars },
+		{ ...modelEnv("claude", t.endpoint), ...vars },
 		{ model: MODEL, proxy: t.trap.url },
 	);
 
@@ -125,6 +125,8 @@ describe("claude (the real CLI against a scripted Anthropic API)", () => {
 		],
 		startAnthropicDouble,
 		implementsTheIssue,
+		undefined,
+		{ cli: "claude", model: MODEL },
 	);
 
 	it.each([

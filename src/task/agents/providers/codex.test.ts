@@ -44,10 +44,10 @@ function successTurns(): ResponsesTurn[] {
 	];
 }
 
-async function expectSuccess({ sandbox, model, trap }: CliTest<ResponsesDouble>) {
+async function expectSuccess({ sandbox, model, trap, endpoint }: CliTest<ResponsesDouble>) {
 	const turns = successTurns();
 	model.script(...turns);
-	const r = await sandbox.run("codex", PROMPT, modelEnv("codex", model), {
+	const r = await sandbox.run("codex", PROMPT, modelEnv("codex", endpoint), {
 		model: "gpt-5.5",
 		proxy: trap.url,
 	});
@@ -96,6 +96,7 @@ describe("codex provider (real CLI)", () => {
 		startResponsesDouble,
 		expectSuccess,
 		60_000,
+		{ cli: "codex", model: "gpt-5.5" },
 	);
 
 	it.each([

@@ -43,8 +43,8 @@ const toolResults = (req: GeminiRequest | undefined) =>
 	);
 
 /** Runs the provider with the double's URL and key, and a proxy that catches anything else. */
-const runGemini = ({ sandbox, model, trap }: CliTest<GeminiDouble>) =>
-	sandbox.run("gemini", PROMPT, modelEnv("gemini", model), { model: MODEL, proxy: trap.url });
+const runGemini = ({ sandbox, trap, endpoint }: CliTest<GeminiDouble>) =>
+	sandbox.run("gemini", PROMPT, modelEnv("gemini", endpoint), { model: MODEL, proxy: trap.url });
 
 async function expectSuccess(t: CliTest<GeminiDouble>) {
 	const { sandbox, model, trap } = t;
@@ -119,6 +119,7 @@ describe("gemini provider (real CLI)", () => {
 		startGeminiDouble,
 		expectSuccess,
 		120_000,
+		{ cli: "gemini", model: MODEL },
 	);
 
 	it("reports a spent quota (429) as a rate limit after one request", async () => {

@@ -5,6 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { startAnthropicDouble } from "../../../../test/doubles/models/anthropic";
 import {
 	type OpenAiChatDouble,
 	startOpenAiChatDouble,
@@ -22,6 +23,9 @@ import {
 	modelEnv,
 	withCli,
 } from "../../../../test/support/agent-cli";
+import { Broker } from "../../broker/broker";
+import { brokerPlan, leasedEnv } from "../../broker/keys";
+import { modelAllowed } from "../../broker/models";
 import { MANIFEST_FILE } from "../../steps/prompt";
 import { statusKind } from "./cli-provider";
 import { opencodeReader } from "./opencode";
@@ -43,7 +47,7 @@ const USAGE = [
 	{ prompt_tokens: 1900, completion_tokens: 20, cached_tokens: 1500 },
 ];
 
-async function expectSuccess({ sandbox, model, trap }: CliTest<OpenAiChatDouble>) {
+async function expectSuccess({ sandbox, model, trap, endpoint }: CliTest<OpenAiChatDouble>) {
 	model.script(
 		{
 			text: "I'll add the file.",
@@ -78,7 +82,7 @@ async function expectSuccess({ sandbox, model, trap }: CliTest<OpenAiChatDouble>
 		},
 		{ text: FINAL, usage: USAGE[3] },
 	);
-	const r = await run(sandbox, model, PROMPT, trap);
+	const r = await run(sandbox, endpoint, PROMPT, trap);
 
 	await expectImplemented(sandbox, r, "hello\n");
 
@@ -213,6 +217,7 @@ describe.concurrent("opencode (real CLI)", () => {
 		startOpenAiChatDouble,
 		expectSuccess,
 		120_000,
+		{ cli: "opencode", model: MODEL },
 	);
 
 	it("reads a prompt too long for stdin from the scratch directory, and nothing else outside", async () => {
@@ -275,6 +280,71 @@ describe.concurrent("opencode (real CLI)", () => {
 			expect(r.transient).toBe(false);
 			expect(model.requests).toHaveLength(1);
 			expect(model.requests[0]?.authorized).toBe(false);
+		});
+	}, 120_000);
+
+	it("with an Anthropic key, reaches the model as its own anthropic provider, through Lisa's model broker", async () => {
+		await withCli(startAnthropicDouble, {}, async ({ sandbox, model, trap }) => {
+			const broker = await Broker.start();
+			try {
+				const configured = "anthropic/claude-sonnet-4-5";
+				// The endpoint OpenCode's anthropic provider would use: the double's, here.
+				const env = {
+					ANTHROPIC_API_KEY: model.apiKey,
+					OPENCODE_ANTHROPIC_BASE_URL: `${model.url}/v1`,
+				};
+				const plan = brokerPlan("opencode", env);
+				const lease = broker.lease({
+					upstreams: plan.routes.map((r) => r.upstream),
+					allows: (m) => modelAllowed(configured, m),
+				});
+				model.script(
+					{
+						tools: [
+							{
+								name: "write",
+								input: { filePath: path.join(sandbox.repo, "greeting.txt"), content: "hello\n" },
+							},
+						],
+					},
+					{
+						tools: [
+							{
+								name: "bash",
+								input: {
+									command: "git add greeting.txt && git commit -q -m 'feat: add greeting'",
+									description: "Commit",
+								},
+							},
+						],
+					},
+					{
+						tools: [
+							{
+								name: "write",
+								input: {
+									filePath: path.join(sandbox.repo, MANIFEST_FILE),
+									content: JSON.stringify(MANIFEST),
+								},
+							},
+						],
+					},
+					{ text: FINAL },
+				);
+				const r = await sandbox.run("opencode", PROMPT, leasedEnv(env, plan, lease), {
+					model: configured,
+					proxy: trap.url,
+				});
+
+				await expectImplemented(sandbox, r, "hello\n");
+				expect(model.turns.map((q) => [q.model, q.apiKey])).toEqual(
+					Array(4).fill(["claude-sonnet-4-5", model.apiKey]),
+				);
+				expect(lease.usage().usage).toEqual(model.billed);
+				expect(trap.seen).toEqual([]);
+			} finally {
+				await broker.close();
+			}
 		});
 	}, 120_000);
 });

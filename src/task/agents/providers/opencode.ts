@@ -42,9 +42,9 @@ export function opencodeConfig(opts: AgentRunOptions): Record<string, unknown> {
 			// Outside the worktree only the scratch directory, where a long prompt is (cli.ts).
 			external_directory: { "*": "deny", [path.join(opts.scratchDir, "*")]: "allow" },
 		},
-		...(baseURL
-			? {
-					provider: {
+		provider: {
+			...(baseURL
+				? {
 						[LISA_PROVIDER]: {
 							// Bundled in the binary: nothing is downloaded for it.
 							npm: "@ai-sdk/openai-compatible",
@@ -52,11 +52,24 @@ export function opencodeConfig(opts: AgentRunOptions): Record<string, unknown> {
 							options: { baseURL, apiKey: `{env:OPENCODE_LISA_API_KEY}` },
 							models: model ? { [model]: { name: model } } : {},
 						},
-					},
-				}
-			: {}),
+					}
+				: {}),
+			// OpenCode's own providers, through Lisa's model broker (src/task/broker/keys.ts).
+			...Object.fromEntries(
+				Object.entries(BROKERED_PROVIDERS).flatMap(([name, variable]) =>
+					opts.env[variable] ? [[name, { options: { baseURL: opts.env[variable] } }]] : [],
+				),
+			),
+		},
 	};
 }
+
+/** OpenCode's providers whose endpoint the broker's lease sets, by the variable it sets. */
+const BROKERED_PROVIDERS: Record<string, string> = {
+	anthropic: "OPENCODE_ANTHROPIC_BASE_URL",
+	openai: "OPENCODE_OPENAI_BASE_URL",
+	openrouter: "OPENCODE_OPENROUTER_BASE_URL",
+};
 
 /**
  * The config home for this run (XDG_CONFIG_HOME): OpenCode installs its plugin SDK from npm into

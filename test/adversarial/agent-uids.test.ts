@@ -87,6 +87,18 @@ describe("the agent uid pool under racing stacks", () => {
 		await b.giveAll();
 	});
 
+	it("frees none of a pool's uids for another process when a second pool of its process asks for them", async () => {
+		// fcntl locks are the process's: a second open and close of a held LOCK file dropped the lock,
+		// and another stack then stopped every process of a uid this one had lent to a running step.
+		const ns = namespace();
+		const holder = new AgentUidPool(RANGE, ns);
+		for (const _ of everyUid) await holder.take();
+		await expect(new AgentUidPool(RANGE, ns).take()).rejects.toThrow(/is in use/);
+		const [other] = race(1, ns);
+		expect(await other?.uids).toEqual([]);
+		await holder.giveAll();
+	});
+
 	it("never lends a uid to two stacks taking at the same moment", async () => {
 		const held = await Promise.all(race(4, namespace()).map((s) => s.uids));
 		expect(all(held)).toEqual(everyUid);

@@ -2,7 +2,7 @@ import { AGENT_SECRETS, LINK } from "../src/config/links";
 import { TASK_WRITABLE } from "../src/store/dynamo/table";
 import { deployConfig } from "./config";
 import { events } from "./queues";
-import { agentSecrets, hasValue, secrets } from "./secrets";
+import { agentSecrets, githubApp, hasValue, secrets } from "./secrets";
 import { table } from "./storage";
 
 // The agent task (README › The agent task): one Fargate task per repository step, built from Dockerfile.agent.
@@ -15,11 +15,11 @@ export const cluster = new sst.aws.Cluster("Cluster", { vpc });
 
 /**
  * The task's credentials, as SSM SecureStrings that ECS injects when the container starts: they
- * never appear in the task definition or in RunTask overrides. GithubToken (required) and the agent
- * keys that are set.
+ * never appear in the task definition or in RunTask overrides. GithubToken (unless Lisa is a GitHub
+ * App: then each step's token is minted for it and taken from the table) and the agent keys that are set.
  */
 const taskSecrets = [
-	["GithubToken", "GITHUB_TOKEN", secrets.GithubToken] as const,
+	...(githubApp() ? [] : [["GithubToken", "GITHUB_TOKEN", secrets.GithubToken] as const]),
 	...Object.entries(AGENT_SECRETS)
 		.filter(([name]) => hasValue(name))
 		.map(
@@ -40,8 +40,8 @@ const ssm = Object.fromEntries(
  * run id exists only at launch), so the role allows what any task may do: read run items; update
  * only their `steps` attribute (heartbeats, agent state, report); create timeline entries and the
  * repo's guardrails with UpdateItem (the store never uses PutItem for them, so no item can be
- * replaced); read and trim guardrails — no locks, deliveries, run status or Scan — and send to the
- * events queue. The run and attempt are checked by the store's conditional writes and the handlers.
+ * replaced); read and trim guardrails; take a minted step token — no locks, deliveries, run status
+ * or Scan — and send to the events queue. The run and attempt are checked by the store's conditional writes and the handlers.
  */
 const leadingKeys = (...values: string[]) => ({
 	test: "ForAllValues:StringLike",
@@ -82,6 +82,12 @@ export const agent = new sst.aws.Task("Agent", {
 			actions: ["dynamodb:Query", "dynamodb:DeleteItem"],
 			resources: [table.arn],
 			conditions: [leadingKeys("REPO#*")],
+		},
+		// Its step's minted token, taken with one DeleteItem.
+		{
+			actions: ["dynamodb:DeleteItem"],
+			resources: [table.arn],
+			conditions: [leadingKeys("TOKEN#*")],
 		},
 		{ actions: ["sqs:SendMessage"], resources: [events.queue.arn] },
 	],

@@ -30,8 +30,15 @@ function deepRedact(value: unknown, secrets: string[], depth = 0): unknown {
 	return out;
 }
 
-export function createLogger(name: string, env: NodeJS.ProcessEnv = process.env): Logger {
-	const secrets = secretValues(env);
+/**
+ * `secrets`: what it redacts, read at each line, so a value learnt later (a minted token, a lease
+ * key) is redacted once added to it; the environment's secrets by default.
+ */
+export function createLogger(
+	name: string,
+	env: NodeJS.ProcessEnv = process.env,
+	secrets: string[] = secretValues(env),
+): Logger {
 	return pino({
 		name,
 		level: env.LOG_LEVEL ?? (env.VITEST ? "silent" : "info"),

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { LinearError, LinearErrorType } from "@linear/sdk";
+import { createAppAuth } from "@octokit/auth-app";
 import { Octokit } from "octokit";
 import { loadConfig } from "../config/load";
 import type { LisaConfig } from "../config/schema";
@@ -129,10 +130,17 @@ async function trelloCheck(settings: Settings): Promise<Check> {
 	}
 }
 
-function octokit(settings: Settings): Octokit {
+/** octokit as Lisa (its App's installation, or its token); `asApp`: as the App itself (its JWT). */
+function octokit(settings: Settings, asApp = false): Octokit {
 	const quiet = () => {};
+	const { app, token } = settings.github;
 	return new Octokit({
-		auth: settings.github.token,
+		...(app
+			? {
+					authStrategy: createAppAuth,
+					auth: asApp ? { appId: app.appId, privateKey: app.privateKey } : { ...app },
+				}
+			: { auth: token }),
 		...(settings.github.apiUrl ? { baseUrl: settings.github.apiUrl } : {}),
 		log: { debug: quiet, info: quiet, warn: quiet, error: quiet },
 		retry: { enabled: false },
@@ -147,6 +155,7 @@ const answered = (err: unknown) =>
 /** GitHub with GITHUB_TOKEN: `GET /user` (a GitHub App's token answers 403 there: reachable). */
 async function githubCheck(settings: Settings, what: string): Promise<Check> {
 	const where = settings.github.apiUrl ?? "api.github.com";
+	if (settings.github.app) return githubAppCheck(settings, what, where);
 	if (!settings.github.token)
 		return {
 			ok: false,
@@ -180,8 +189,52 @@ async function githubCheck(settings: Settings, what: string): Promise<Check> {
 	}
 }
 
+/** A step token ends an hour after it is minted: a step allowed longer could not push. */
+const TOKEN_MINUTES = 60;
+
+function appTokenCheck(config: LisaConfig): Check {
+	const minutes = config.limits.step_timeout_minutes;
+	return minutes <= TOKEN_MINUTES
+		? { ok: true, label: `GitHub App: a step's token outlasts its ${minutes} min limit` }
+		: {
+				ok: false,
+				label: `GitHub App: steps may take ${minutes} min, but a step's token ends after ${TOKEN_MINUTES}: a longer step cannot push`,
+				hint: `set limits.step_timeout_minutes to ${TOKEN_MINUTES} or less`,
+			};
+}
+
+/** GitHub as the App: `GET /app` with its JWT, which its id and private key sign. */
+async function githubAppCheck(settings: Settings, what: string, where: string): Promise<Check> {
+	try {
+		const { data } = await within(TIMEOUT_MS, (signal) =>
+			octokit(settings, true).request("GET /app", { request: { signal } }),
+		);
+		return { ok: true, label: `${what} (${where}): signed in as the GitHub App ${data?.slug}` };
+	} catch (err) {
+		if (err instanceof TimedOut) return timedOut(what, where);
+		const status = answered(err);
+		return {
+			ok: false,
+			label:
+				status === undefined
+					? `${what} (${where}) is not reachable: ${(err as Error).message}`
+					: `${what} (${where}) refused the GitHub App (${status}): ${(err as Error).message}`,
+			hint:
+				status === undefined
+					? "check the network, and GITHUB_API_URL if you set it"
+					: "check GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (the App's private key, PEM)",
+		};
+	}
+}
+
 /** Each configured repo's slug is visible to GITHUB_TOKEN, and whether the token can push. */
 async function repoCheck(settings: Settings, repo: LisaConfig["repos"][number]): Promise<Check> {
+	if (!repo.slug && settings.github.app)
+		return {
+			ok: false,
+			label: `repo ${repo.name}: no slug, so the GitHub App cannot mint a token for its steps`,
+			hint: `set \`slug: owner/name\` of repo ${repo.name}, a repository the App is installed on`,
+		};
 	if (!repo.slug)
 		return { ok: "skip", label: `repo ${repo.name}: no slug (not on GitHub): no pull requests` };
 	const [owner = "", name = ""] = repo.slug.split("/");
@@ -209,14 +262,16 @@ async function repoCheck(settings: Settings, repo: LisaConfig["repos"][number]):
 		const status = answered(err);
 		const why =
 			status === 404
-				? "not found, or not visible to GITHUB_TOKEN"
+				? `not found, or not visible to ${settings.github.app ? "the GitHub App's installation" : "GITHUB_TOKEN"}`
 				: status === undefined
 					? `GitHub is not reachable: ${(err as Error).message}`
 					: `GitHub answered ${status}`;
 		return {
 			ok: false,
 			label: `repo ${repo.name} (${repo.slug}): ${why}`,
-			hint: `check \`slug\` of repo ${repo.name} and that the token has access to ${repo.slug}`,
+			hint: settings.github.app
+				? `check \`slug\` of repo ${repo.name} and install the App on ${repo.slug}`
+				: `check \`slug\` of repo ${repo.name} and that the token has access to ${repo.slug}`,
 		};
 	}
 }
@@ -284,7 +339,10 @@ export async function doctorChecks(opts: DoctorOptions): Promise<Check[]> {
 		Promise.all([
 			config ? tracker(config) : skipped("tracker"),
 			...(config?.source === "github" ? [] : [githubCheck(settings, "GitHub")]),
-			...(config && settings.github.token ? config.repos.map((r) => repoCheck(settings, r)) : []),
+			...(config && (settings.github.token || settings.github.app)
+				? config.repos.map((r) => repoCheck(settings, r))
+				: []),
+			...(config && settings.github.app ? [appTokenCheck(config)] : []),
 			...(opts.url ? [apiCheck(opts.url)] : []),
 		]),
 	]);

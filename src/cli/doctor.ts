@@ -107,7 +107,7 @@ export function readiness(
 				? "GITHUB_WEBHOOK_SECRET is not set: /webhooks/github refuses every delivery (401)"
 				: "GITHUB_WEBHOOK_SECRET is not set (optional): merged pull requests are not followed up",
 		);
-	if (!settings.github.token) missing.push(GITHUB_TOKEN_MISSING);
+	if (!settings.github.token && !settings.github.app) missing.push(GITHUB_TOKEN_MISSING);
 	if (settings.github.apiUrl) ok.push(`GitHub API at ${settings.github.apiUrl}`);
 	return { ok, missing };
 }

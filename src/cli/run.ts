@@ -181,7 +181,7 @@ async function dryRun(
 
 /** Credentials the source and the PRs need, as the original checked before running. */
 function missingEnv(config: LisaConfig, env: NodeJS.ProcessEnv): string[] {
-	const need = ["GITHUB_TOKEN"];
+	const need = env.GITHUB_APP_ID?.trim() ? [] : ["GITHUB_TOKEN"];
 	if (config.source === "linear") need.push("LINEAR_API_KEY");
 	if (config.source === "trello") need.push("TRELLO_API_KEY", "TRELLO_TOKEN");
 	return need.filter((k) => !env[k]?.trim());

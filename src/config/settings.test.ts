@@ -110,3 +110,31 @@ describe("LISA_LAUNCHER", () => {
 		);
 	});
 });
+
+describe("a GitHub App (GITHUB_APP_*)", () => {
+	const PEM = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----";
+
+	it("takes all three, with a key whose line breaks a .env file wrote as \\n", () => {
+		const app = {
+			GITHUB_APP_ID: "4242",
+			GITHUB_APP_PRIVATE_KEY: PEM.replaceAll("\n", "\\n"),
+			GITHUB_APP_INSTALLATION_ID: "77",
+		};
+		expect(readSettings(app).github.app).toEqual({
+			appId: "4242",
+			privateKey: PEM,
+			installationId: 77,
+		});
+		expect(readSettings({}).github.app).toBeUndefined();
+	});
+
+	it("refuses a part of one, saying what it needs", () => {
+		for (const env of [
+			{ GITHUB_APP_ID: "4242" },
+			{ GITHUB_APP_ID: "4242", GITHUB_APP_PRIVATE_KEY: PEM, GITHUB_APP_INSTALLATION_ID: "acme" },
+		])
+			expect(() => readSettings(env)).toThrow(
+				/a GitHub App needs GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY .* and GITHUB_APP_INSTALLATION_ID/,
+			);
+	});
+});

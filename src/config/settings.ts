@@ -6,6 +6,13 @@ import { type AgentLink, type EcsTarget, LINK, SECRETS } from "./links";
 // Runtime settings (README › Environment). Every process reads them here and nowhere else: from the resources
 // SST links to it when deployed (infra/), else from the environment. Callers cannot tell which.
 
+/** A GitHub App: its id, private key (PEM) and its installation on the teams' repositories. */
+export interface GitHubApp {
+	appId: string;
+	privateKey: string;
+	installationId: number;
+}
+
 export interface Settings {
 	port: number;
 	configPath: string;
@@ -35,8 +42,17 @@ export interface Settings {
 	/** Where step tasks run in AWS; undefined when the LISA_ECS_* variables are not set. */
 	ecs?: EcsTarget;
 	linear: { apiKey?: string; webhookSecret?: string; apiUrl?: string };
-	/** botLogin: the login Lisa acts as on GitHub when its token is a GitHub App's (`my-app[bot]`). */
-	github: { token?: string; webhookSecret?: string; apiUrl?: string; botLogin?: string };
+	/**
+	 * token: a personal (or any) token; app: Lisa as a GitHub App, which mints each step a token of
+	 * its own (README › GitHub). botLogin: the login Lisa acts as when its token is an App's.
+	 */
+	github: {
+		token?: string;
+		app?: GitHubApp;
+		webhookSecret?: string;
+		apiUrl?: string;
+		botLogin?: string;
+	};
 	trello: { apiKey?: string; token?: string; appSecret?: string; apiUrl?: string };
 }
 
@@ -46,6 +62,20 @@ const list = (v: string | undefined) =>
 		.split(",")
 		.map((x) => x.trim())
 		.filter(Boolean);
+
+/** GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_APP_INSTALLATION_ID: all three, or none. */
+function githubApp(env: NodeJS.ProcessEnv): GitHubApp | undefined {
+	const appId = opt(env.GITHUB_APP_ID);
+	// A PEM in one line of a .env file has its line breaks written as \n.
+	const privateKey = opt(env.GITHUB_APP_PRIVATE_KEY)?.replace(/\\n/g, "\n");
+	const installation = opt(env.GITHUB_APP_INSTALLATION_ID);
+	if (!appId && !privateKey && !installation) return undefined;
+	if (!appId || !privateKey || !installation || !/^\d+$/.test(installation))
+		throw new Error(
+			"a GitHub App needs GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY (its private key, PEM) and GITHUB_APP_INSTALLATION_ID (the number at the end of the installation's settings URL); set all three, or none to use GITHUB_TOKEN",
+		);
+	return { appId, privateKey, installationId: Number(installation) };
+}
 
 function ecsTarget(env: NodeJS.ProcessEnv): EcsTarget | undefined {
 	const cluster = opt(env.LISA_ECS_CLUSTER);
@@ -162,6 +192,7 @@ export function readSettings(input: NodeJS.ProcessEnv = process.env): Settings {
 		},
 		github: {
 			token: opt(env.GITHUB_TOKEN),
+			app: githubApp(env),
 			webhookSecret: opt(env.GITHUB_WEBHOOK_SECRET),
 			apiUrl: opt(env.GITHUB_API_URL)?.replace(/\/+$/, ""),
 			botLogin: opt(env.GITHUB_BOT_LOGIN),

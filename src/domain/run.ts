@@ -356,6 +356,15 @@ export function planStep(index: number): Step {
  */
 export const readsAllRepos = (step: Pick<Step, "kind">): boolean => step.kind !== undefined;
 
+/** What a step's task does on its repositories, which is what its code host token may do. */
+export type RepoAccess = "read" | "write" | "follow-up";
+
+/** A planning or epic phase reads; a follow-up round also reads its pull request's CI; any other step writes. */
+export function repoAccess(run: Pick<Run, "round">, step: Pick<Step, "kind">): RepoAccess {
+	if (readsAllRepos(step)) return "read";
+	return run.round ? "follow-up" : "write";
+}
+
 /** The steps that change a repository (all but the planning and epic phases). */
 export function workSteps(run: { readonly steps: readonly Step[] }): Step[] {
 	return run.steps.filter((s) => !readsAllRepos(s));

@@ -30,14 +30,15 @@ const target = (over: Partial<EcsTarget> = {}): EcsTarget => ({
 	...over,
 });
 
-const settings = readSettings({
+const settingsEnv = {
 	AWS_REGION: "eu-west-1",
 	LISA_TABLE_NAME: "lisa-prod-RunsTable",
 	LISA_EVENTS_QUEUE_URL: "https://sqs.eu-west-1.amazonaws.com/123456789012/lisa-prod-Events",
 	GITHUB_API_URL: "https://ghe.acme.test/api/v3",
 	GITHUB_TOKEN: "ghp_must_not_be_in_overrides",
 	LINEAR_API_KEY: "lin_api_must_not_be_in_overrides",
-});
+};
+const settings = readSettings(settingsEnv);
 
 const launcher = (over: Partial<EcsTarget> = {}) =>
 	new EcsLauncher(new ECSClient({ region: "eu-west-1" }), target(over), settings);
@@ -93,6 +94,29 @@ describe("ECS launcher", () => {
 		});
 		// Credentials reach the task from SSM (infra/agent.ts), never through RunTask overrides.
 		expect(JSON.stringify(input)).not.toMatch(/must_not_be_in_overrides/);
+	});
+
+	it("with a GitHub App, hands the task the nonce that names its minted token, never a token or the App's key", async () => {
+		ecs.on(RunTaskCommand).resolves({ tasks: [{ taskArn: TASK_ARN }] });
+		const app = readSettings({
+			...settingsEnv,
+			GITHUB_APP_ID: "4242",
+			GITHUB_APP_PRIVATE_KEY:
+				"-----BEGIN PRIVATE KEY-----\\nmust_not_be_in_overrides\\n-----END PRIVATE KEY-----",
+			GITHUB_APP_INSTALLATION_ID: "77",
+		});
+		const nonce = "0123456789abcdef0123456789abcdef";
+		await new EcsLauncher(new ECSClient({ region: "eu-west-1" }), target(), app).launch({
+			runId: RUN,
+			stepIndex: 0,
+			attempt: 1,
+			repos: REPOS,
+			stepToken: nonce,
+		});
+		const input = ecs.commandCalls(RunTaskCommand)[0]?.args[0].input;
+		const env = input?.overrides?.containerOverrides?.[0]?.environment ?? [];
+		expect(env).toContainEqual({ name: "LISA_STEP_TOKEN", value: nonce });
+		expect(JSON.stringify(input)).not.toMatch(/must_not_be_in_overrides|PRIVATE KEY|ghs_/);
 	});
 
 	it("puts first attempts on Fargate Spot when configured, and retries on regular Fargate", async () => {

@@ -17,6 +17,8 @@ export interface LaunchRequest {
 	attempt: number;
 	/** The step's repository, or every configured one for a step that reads them all (a plan, an epic's phases). */
 	repos: LaunchRepo[];
+	/** With a GitHub App: the nonce that names the attempt's minted token in the store (`LISA_STEP_TOKEN`). */
+	stepToken?: string;
 }
 
 /**
@@ -61,6 +63,8 @@ export function taskEnvironment(req: LaunchRequest, settings: Settings): Record<
 	if (settings.sqsEndpoint) env.LISA_SQS_ENDPOINT = settings.sqsEndpoint;
 	if (settings.localAccessKey) env.LISA_LOCAL_AWS_KEY = settings.localAccessKey;
 	if (settings.github.apiUrl) env.GITHUB_API_URL = settings.github.apiUrl;
+	// The pipeline minted the attempt's token (a GitHub App's): the store keeps it under this nonce.
+	if (req.stepToken) env.LISA_STEP_TOKEN = req.stepToken;
 	return env;
 }
 
@@ -73,11 +77,15 @@ const TASK_ENV_ALLOW = [
 	/^AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED$/,
 ];
 
+/** With a GitHub App, GITHUB_TOKEN stays in the launcher: each attempt gets a token minted for it. */
 export function inheritedTaskEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+	const app = Boolean(env.GITHUB_APP_ID?.trim());
 	return Object.fromEntries(
 		Object.entries(env).filter(
 			(e): e is [string, string] =>
-				e[1] !== undefined && TASK_ENV_ALLOW.some((re) => re.test(e[0])),
+				e[1] !== undefined &&
+				TASK_ENV_ALLOW.some((re) => re.test(e[0])) &&
+				!(app && e[0] === "GITHUB_TOKEN"),
 		),
 	);
 }

@@ -1,6 +1,7 @@
 import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
 import type { TaskSize } from "../domain/cost";
+import type { RepoAccess } from "../domain/run";
 import type { PullRequestFollowUps } from "../integrations/github/pulls/follow-up";
 import type { Tracker } from "../integrations/tracker";
 import type { Launcher } from "../launcher/launcher";
@@ -22,6 +23,14 @@ export interface PipelineDeps {
 	now(): Date;
 	/** The run's page on the dashboard (also reachable through the API). */
 	runUrl(runId: string): string;
+	/**
+	 * With a GitHub App: a token for one attempt's repositories (their `owner/name`), held to what
+	 * the step does there (README › GitHub). Undefined with a personal token, which tasks get as is.
+	 */
+	mintStepToken?(
+		slugs: string[],
+		access: RepoAccess,
+	): Promise<{ token: string; expiresAt: string }>;
 	/** The agent task's size on Fargate, priced as compute; undefined locally (compute is free). */
 	taskSize?: TaskSize;
 }

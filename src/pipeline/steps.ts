@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { pausePatch, withBudget } from "../domain/budget";
 import { costingOf } from "../domain/cost";
 import { runEnded, type TimelineEventType } from "../domain/events";
@@ -9,10 +10,13 @@ import {
 	MAX_RETRY_DELAY_SECONDS,
 	type StepOutcome,
 } from "../domain/progress";
-import type { Run } from "../domain/run";
+import { type Run, repoAccess, workSteps } from "../domain/run";
 import { canRun, isTerminalRun } from "../domain/states";
 import { stepLabel } from "../domain/step-label";
-import { launchRepos } from "../launcher/launcher";
+import type { PullRequestFollowUps } from "../integrations/github/pulls/follow-up";
+import { isTransientGitHubError } from "../integrations/github/refs";
+import { NotConfigured } from "../integrations/tracker";
+import { type LaunchRepo, launchRepos } from "../launcher/launcher";
 import {
 	type CancelRequested,
 	epicAdvance,
@@ -100,19 +104,22 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 	const step = run.steps[index];
 	if (step?.status !== "launching") return;
 	const { attempt } = step;
+	const repos = launchRepos(run, index);
 	let taskId: string;
 	try {
+		const stepToken = await handOverToken(deps, run, index, repos);
 		({ taskId } = await deps.launcher.launch({
 			runId: run.runId,
 			stepIndex: index,
 			attempt,
-			repos: launchRepos(run, index),
+			repos,
+			...(stepToken ? { stepToken } : {}),
 		}));
 	} catch (err) {
 		await failAttempt(deps, run.runId, index, attempt, {
 			event: "step.launch_failed",
 			error: `could not launch the agent task: ${(err as Error).message}`,
-			transient: true,
+			transient: !(err instanceof TokenRefused),
 			data: { attempt },
 		});
 		return;
@@ -137,6 +144,70 @@ export async function startTask(deps: PipelineDeps, run: Run, index: number): Pr
 			data: { attempt, taskId },
 		},
 	);
+}
+
+/** Each pull request of a multi-repo run lists the others (best effort: a failure is noted). */
+async function linkRunPulls(deps: PipelineDeps, run: Run, stepIndex: number): Promise<void> {
+	const prs = workSteps(run).flatMap((s) => (s.prUrl ? [{ repo: s.repo, url: s.prUrl }] : []));
+	if (prs.length < 2) return;
+	let pulls: PullRequestFollowUps;
+	try {
+		pulls = deps.pulls();
+	} catch (err) {
+		if (err instanceof NotConfigured) return;
+		throw err;
+	}
+	await pulls.linkRelated(prs, {
+		add: (type, message) => note(deps, run.runId, type, message, { step: stepIndex }),
+	});
+}
+
+/** GitHub refused to mint a step's token for a reason another attempt would meet too. */
+class TokenRefused extends Error {}
+
+/** A 403 that is GitHub's rate limit (primary or secondary): worth another attempt. */
+const rateLimited = (err: unknown): boolean => {
+	const headers = (err as { response?: { headers?: Record<string, string> } }).response?.headers;
+	return headers?.["retry-after"] !== undefined || headers?.["x-ratelimit-remaining"] === "0";
+};
+
+/**
+ * With a GitHub App, mints the attempt's token and keeps it in the store under a nonce the launch
+ * hands its task alone (README › GitHub): the launch's overrides, which describing the task shows,
+ * hold the nonce, never the token. The nonce, for the launch.
+ */
+async function handOverToken(
+	deps: PipelineDeps,
+	run: Run,
+	index: number,
+	repos: LaunchRepo[],
+): Promise<string | undefined> {
+	const step = run.steps[index];
+	if (!deps.mintStepToken || !step) return undefined;
+	const missing = repos.find((r) => !r.slug);
+	if (missing)
+		throw new TokenRefused(
+			`repo "${missing.name}" has no GitHub repository (slug) for the App's token: set its slug`,
+		);
+	let minted: { token: string; expiresAt: string };
+	try {
+		minted = await deps.mintStepToken(
+			repos.map((r) => r.slug as string),
+			repoAccess(run, step),
+		);
+	} catch (err) {
+		const message = `the GitHub App could not mint the step's token: ${(err as Error).message}`;
+		throw isTransientGitHubError(err) || rateLimited(err)
+			? new Error(message)
+			: new TokenRefused(message);
+	}
+	const nonce = randomBytes(16).toString("hex");
+	await deps.store.putStepToken(
+		{ runId: run.runId, stepIndex: index, attempt: step.attempt, nonce },
+		minted.token,
+		minted.expiresAt,
+	);
+	return nonce;
 }
 
 /**
@@ -210,8 +281,10 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 		);
 	// Checks, reviews and comments on the pull request find the run through it (README › Follow-ups).
 	// Also for a redelivery decided "ignore": the first delivery may have died before linking.
-	if (msg.prUrl && msg.outcome === "succeeded" && !run.round)
+	if (msg.prUrl && msg.outcome === "succeeded" && !run.round) {
 		await deps.store.linkPullRequest(msg.prUrl, run.runId);
+		if (run.steps[msg.stepIndex]?.order) await linkRunPulls(deps, run, msg.stepIndex);
+	}
 	const step = stepLabel(run.steps, msg.stepIndex);
 	switch (decision.kind) {
 		case "ignore":

@@ -26,10 +26,12 @@ export const credentials = {
 		if (!apiKey || !token) throw new NotConfigured("TRELLO_API_KEY and TRELLO_TOKEN must be set");
 		return { auth: { apiKey, token }, apiUrl };
 	},
+	/** The App when it is set up, else the token. */
 	github(settings: Settings) {
-		const { token, apiUrl, botLogin } = settings.github;
-		if (!token) throw new NotConfigured("GITHUB_TOKEN is not set");
-		return { token, apiUrl, botLogin };
+		const { token, app, apiUrl, botLogin } = settings.github;
+		const auth = app ?? token;
+		if (!auth) throw new NotConfigured("GITHUB_TOKEN (or a GitHub App: GITHUB_APP_*) is not set");
+		return { auth, apiUrl, botLogin };
 	},
 };
 
@@ -47,8 +49,8 @@ export function selfActors(settings: Settings): ApiDeps["selfActorId"] {
 				return trelloMemberId(auth, apiUrl);
 			}
 			case "github": {
-				const { token, apiUrl, botLogin } = credentials.github(settings);
-				return botLogin ? Promise.resolve(botLogin) : gitHubLogin(token, apiUrl);
+				const { auth, apiUrl, botLogin } = credentials.github(settings);
+				return botLogin ? Promise.resolve(botLogin) : gitHubLogin(auth, apiUrl);
 			}
 		}
 	};

@@ -3,6 +3,7 @@ import type { ConfigState } from "../config/load";
 import type { SourceName } from "../config/schema";
 import type { Settings } from "../config/settings";
 import { gitHubIssuesRepo } from "../domain/workflow";
+import { mintStepToken } from "../integrations/github/app";
 import { GitHubTracker } from "../integrations/github/issues";
 import { gitHubFollowUps } from "../integrations/github/pulls/client";
 import type { PullRequestFollowUps } from "../integrations/github/pulls/follow-up";
@@ -35,8 +36,8 @@ export function trackerFactory(
 				return new TrelloTracker(auth, apiUrl);
 			}
 			case "github": {
-				const { token, apiUrl } = credentials.github(settings);
-				return GitHubTracker.fromEnv(token, apiUrl, {
+				const { auth, apiUrl } = credentials.github(settings);
+				return GitHubTracker.fromEnv(auth, apiUrl, {
 					defaultRepo: () => {
 						const state = config();
 						return state.status === "ok" ? gitHubIssuesRepo(state.config) : undefined;
@@ -64,15 +65,17 @@ export function createDeps(
 ): RuntimeDeps {
 	const api = apiDeps(settings, { log: opts.log });
 	let pulls: PullRequestFollowUps | undefined;
+	const { app, apiUrl } = settings.github;
 	return {
 		...api,
 		launcher: opts.launcher,
+		...(app ? { mintStepToken: (slugs, access) => mintStepToken(app, apiUrl, slugs, access) } : {}),
 		...(settings.launcher === "ecs" && settings.ecs?.size ? { taskSize: settings.ecs.size } : {}),
 		tracker: trackerFactory(settings, api.config),
 		pulls: () => {
 			if (!pulls) {
-				const { token, apiUrl } = credentials.github(settings);
-				pulls = gitHubFollowUps(token, apiUrl);
+				const { auth, apiUrl } = credentials.github(settings);
+				pulls = gitHubFollowUps(auth, apiUrl);
 			}
 			return pulls;
 		},

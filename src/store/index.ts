@@ -7,6 +7,7 @@ import type { PullRequestStore } from "./pull-requests";
 import type { RunStore } from "./runs";
 import type { SpendStore } from "./spend";
 import type { StatsStore } from "./stats";
+import type { StepTokenStore } from "./step-tokens";
 import type { TimelineStore } from "./timeline";
 
 export type { CoordinationStore } from "./coordination";
@@ -17,6 +18,7 @@ export type { PullRequestStore } from "./pull-requests";
 export type { Page, RunFilter, RunStore, TaskStepFields } from "./runs";
 export type { DaySpend, SpendStore } from "./spend";
 export type { StatsStore } from "./stats";
+export type { AttemptKey, StepTokenStore } from "./step-tokens";
 export type { RunEvent, TimelineStore } from "./timeline";
 
 /** Everything the pipeline and the API use. */
@@ -27,9 +29,11 @@ export type Store = RunStore &
 	DeliveryStore &
 	PullRequestStore &
 	SpendStore &
-	StatsStore;
+	StatsStore &
+	StepTokenStore;
 
-/** The part the agent task's IAM role allows (infra/agent.ts): its step, the timeline, guardrails. */
+/** The part the agent task's IAM role allows (infra/agent.ts): its step, the timeline, guardrails, its token. */
 export type TaskStore = Pick<RunStore, "getRun" | "updateStepFields"> &
 	Pick<TimelineStore, "appendEvent"> &
-	GuardrailStore;
+	GuardrailStore &
+	Pick<StepTokenStore, "takeStepToken">;

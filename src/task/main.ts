@@ -18,8 +18,10 @@ function required(name: string): string {
 
 async function main(): Promise<void> {
 	const githubToken = takeGithubToken(process.env);
-	const secretEnv = { ...process.env, LISA_GITHUB_TOKEN: githubToken };
-	const log = createLogger("lisa-agent", secretEnv);
+	// One list of the secrets the task knows, for its log and everything it reports: the attempt adds
+	// the ones it learns (a minted token, lease keys).
+	const secrets = secretValues({ ...process.env, LISA_GITHUB_TOKEN: githubToken });
+	const log = createLogger("lisa-agent", process.env, secrets);
 	const runId = required("LISA_RUN_ID");
 	const stepIndex = Number(required("LISA_STEP_INDEX"));
 	const attempt = Number(required("LISA_ATTEMPT"));
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
 			log,
 			env: process.env,
 			githubToken,
-			secrets: secretValues(secretEnv),
+			secrets,
 		},
 		{ runId, stepIndex, attempt, workspace },
 	);

@@ -3,9 +3,10 @@ import { type AddressInfo, createServer, type Server, type Socket } from "node:n
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PINNED_CLIS, SHARED_DIR } from "../../src/local/agent-reach";
+import { startGitHubDouble } from "../doubles/github/server";
 import { closedPort, lisa } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
-import { TRELLO_BOARD } from "../support/world";
+import { TRELLO_BOARD, testApp } from "../support/world";
 
 // `lisa doctor` as a real process against the Linear, Trello and GitHub doubles, the fake agent
 // CLIs on PATH, real git, and a running local stack for the API check.
@@ -128,6 +129,35 @@ describe("lisa doctor", () => {
 			);
 		} else expect(out).toContainEqual(expect.stringMatching(/^- codex credentials: none of/));
 		expect(out.at(-2)).toBe(`${ROOT ? 5 : 4} problem(s) found`);
+	});
+
+	it("signs in as a GitHub App with its key, and says which variables to check when GitHub refuses it", async () => {
+		const app = testApp(["acme/api"]);
+		const github = await startGitHubDouble({
+			repos: { "acme/api": w.repo.path },
+			app: app.identity,
+		});
+		try {
+			const env = { ...w.env, ...app.env, GITHUB_TOKEN: undefined, GITHUB_API_URL: github.url };
+			const { stdout } = await lisa(["doctor"], env);
+			expect(stdout).toContain(`✓ GitHub (${github.url}): signed in as the GitHub App lisa-test`);
+			expect(stdout).toMatch(/✓ repo api \(acme\/api\): visible/);
+			expect(stdout).toContain("✓ GitHub App: a step's token outlasts its 60 min limit");
+			expect(stdout).not.toContain("GITHUB_TOKEN");
+
+			const other = testApp(["acme/api"]).env.GITHUB_APP_PRIVATE_KEY;
+			const refused = await lisa(["doctor"], { ...env, GITHUB_APP_PRIVATE_KEY: other });
+			const out = refused.stdout.split("\n");
+			const line = out.findIndex((l) =>
+				l.startsWith(`✗ GitHub (${github.url}) refused the GitHub App (401)`),
+			);
+			expect(line, refused.stdout).toBeGreaterThanOrEqual(0);
+			expect(out[line + 1]).toBe(
+				"    fix: check GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (the App's private key, PEM)",
+			);
+		} finally {
+			await github.stop();
+		}
 	});
 
 	it("says GitHub is not reachable when nothing answers, not a status nobody sent", async () => {

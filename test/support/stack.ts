@@ -32,6 +32,8 @@ export interface StackOptions {
 	config?: ConfigOptions["text"];
 	/** `api` over authenticated HTTP (the git host double). */
 	gitHttp?: boolean;
+	/** Lisa as a GitHub App on the double (WorldOptions.githubApp). */
+	githubApp?: boolean;
 	env?: Record<string, string | undefined>;
 	/** Start the stack in-process (default) or leave it to the test. */
 	startStack?: boolean;
@@ -55,6 +57,7 @@ const parts = (opts: StackOptions) =>
 		name: "e2e",
 		repos: ["api", ...(opts.moreRepos ?? [])],
 		gitHttp: opts.gitHttp,
+		githubApp: opts.githubApp,
 		linear: true,
 		github: true,
 		trello: true,

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -7,6 +8,7 @@ import type { SourceName } from "../../src/config/schema";
 import type { Run } from "../../src/domain/run";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
 import { type GitHttpServer, startGitHttp } from "../doubles/git-http/server";
+import type { AppIdentity } from "../doubles/github/app-auth";
 import { type GitHubDouble, startGitHubDouble } from "../doubles/github/server";
 import { type DoubleIssue, type LinearDouble, startLinearDouble } from "../doubles/linear/server";
 import { startTrelloDouble, type TrelloDouble } from "../doubles/trello/server";
@@ -60,6 +62,11 @@ export interface WorldOptions {
 	/** The Linear double: team ENG with labels lisa and bug; its viewer is Lisa. */
 	linear?: boolean;
 	github?: boolean;
+	/**
+	 * With `github`: Lisa authenticates as a GitHub App installed on every repository (GITHUB_APP_*,
+	 * no GITHUB_TOKEN); the git host double takes the installation's tokens for their repositories.
+	 */
+	githubApp?: boolean;
 	/** The Trello double with board "Web" (lists Todo, In Progress, In Review, Merged; labels lisa, bug). */
 	trello?: boolean;
 	/** The fake agent CLIs, first on PATH, with HOME in the world's directory. */
@@ -175,19 +182,30 @@ export async function createWorld<const O extends WorldOptions>(opts: O): Promis
 				linear.addIssue({ teamKey: "ENG", title, description, state: "Todo", labels });
 		}
 		if (opts.github) {
+			const app = opts.githubApp ? testApp(Object.keys(repos).map((n) => `acme/${n}`)) : undefined;
 			const github = await startGitHubDouble({
 				repos: Object.fromEntries(Object.entries(repos).map(([n, r]) => [`acme/${n}`, r.path])),
+				app: app?.identity,
 			});
 			w.onStop(() => github.stop());
 			Object.assign(env, {
-				GITHUB_TOKEN: github.token,
+				...(app ? app.env : { GITHUB_TOKEN: github.token }),
 				GITHUB_API_URL: github.url,
 				GITHUB_WEBHOOK_SECRET,
 			});
 			w.github = github;
 			const [api] = Object.keys(repos);
 			if (opts.gitHttp && api && first) {
-				const gitHttp = await startGitHttp({ root: dir, token: github.token });
+				const gitHttp = await startGitHttp({
+					root: dir,
+					token: github.token,
+					authorize: (password, repo, write) =>
+						github.installationTokens.allowsGit(
+							password,
+							`acme/${repo.replace(/\.git$/, "")}`,
+							write,
+						),
+				});
 				w.onStop(() => gitHttp.stop());
 				repos[api] = { ...first, url: `${gitHttp.url}/${api}.git` };
 				w.gitHttp = gitHttp;
@@ -266,4 +284,40 @@ export async function createWorld<const O extends WorldOptions>(opts: O): Promis
 		throw err;
 	}
 	return w as unknown as World<O>;
+}
+
+/**
+ * A GitHub App installed on `repos` with what Lisa asks of it (README › GitHub): its identity for
+ * the double and the variables that make Lisa use it.
+ */
+export function testApp(repos: string[]): { identity: AppIdentity; env: NodeJS.ProcessEnv } {
+	const keys = generateKeyPairSync("rsa", {
+		modulusLength: 2048,
+		publicKeyEncoding: { type: "spki", format: "pem" },
+		privateKeyEncoding: { type: "pkcs8", format: "pem" },
+	});
+	const identity: AppIdentity = {
+		id: 4242,
+		slug: "lisa-test",
+		publicKey: keys.publicKey,
+		installation: {
+			id: 77,
+			repos,
+			permissions: {
+				contents: "write",
+				pull_requests: "write",
+				issues: "write",
+				checks: "read",
+				actions: "read",
+			},
+		},
+	};
+	return {
+		identity,
+		env: {
+			GITHUB_APP_ID: String(identity.id),
+			GITHUB_APP_PRIVATE_KEY: keys.privateKey,
+			GITHUB_APP_INSTALLATION_ID: String(identity.installation.id),
+		},
+	};
 }

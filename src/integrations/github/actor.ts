@@ -1,3 +1,5 @@
+import { createAppAuth } from "@octokit/auth-app";
+import type { GitHubApp } from "../../config/settings";
 import { answerFailure, parseJson, trackerRequest } from "../http";
 
 // Who Lisa is on GitHub, with one request and no octokit: the API asks it for every webhook that
@@ -7,23 +9,28 @@ export const GITHUB_API_URL = "https://api.github.com";
 const TIMEOUT_MS = 10_000;
 
 /**
- * The login of the token's user; undefined when GitHub will not say (401, 403, 404): a GitHub
- * App's installation token cannot read /user, and without GITHUB_BOT_LOGIN Lisa cannot tell its
- * own events (its labels are status labels and its comments carry the marker, so neither triggers
- * a run anyway).
+ * The login Lisa acts as: the token's user, or a GitHub App's `<slug>[bot]` (asked with the App's
+ * JWT). Undefined when GitHub will not say (401, 403, 404): an installation token given as
+ * GITHUB_TOKEN cannot read /user, and without GITHUB_BOT_LOGIN Lisa cannot tell its own events
+ * (its labels are status labels and its comments carry the marker, so neither triggers a run anyway).
  */
 export async function gitHubLogin(
-	token: string,
+	auth: string | GitHubApp,
 	apiUrl = GITHUB_API_URL,
 ): Promise<string | undefined> {
-	const failed = "GitHub: reading the token's user failed";
+	const app = typeof auth === "object";
+	const failed = `GitHub: reading ${app ? "the App" : "the token's user"} failed`;
+	const bearer = app
+		? (await createAppAuth({ appId: auth.appId, privateKey: auth.privateKey })({ type: "app" }))
+				.token
+		: auth;
 	const res = await trackerRequest(
 		failed,
-		`${apiUrl.replace(/\/+$/, "")}/user`,
+		`${apiUrl.replace(/\/+$/, "")}/${app ? "app" : "user"}`,
 		{
 			headers: {
 				accept: "application/vnd.github+json",
-				authorization: `Bearer ${token}`,
+				authorization: `Bearer ${bearer}`,
 				"user-agent": "lisa",
 				"x-github-api-version": "2022-11-28",
 			},
@@ -32,7 +39,8 @@ export async function gitHubLogin(
 	);
 	if (res.status === 401 || res.status === 403 || res.status === 404) return undefined;
 	if (res.ok) {
-		const login = parseJson<{ login?: string }>(res.text)?.login;
+		const who = parseJson<{ login?: string; slug?: string }>(res.text);
+		const login = app ? who?.slug && `${who.slug}[bot]` : who?.login;
 		if (login) return login;
 	}
 	throw answerFailure(failed, res.status, res.text.slice(0, 200));

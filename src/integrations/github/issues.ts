@@ -1,4 +1,4 @@
-import { Octokit } from "octokit";
+import type { Octokit } from "octokit";
 import { sameName } from "../../domain/workflow";
 import {
 	type EpicTracker,
@@ -7,6 +7,7 @@ import {
 	TrackerError,
 	type TrackerIssue,
 } from "../tracker";
+import { type GitHubAuth, githubClient } from "./app";
 import { gitHubEpics } from "./epics";
 import {
 	CLOSED,
@@ -55,19 +56,6 @@ interface ApiIssue {
 const labelNames = (issue: ApiIssue) =>
 	issue.labels.map((l) => (typeof l === "string" ? l : (l.name ?? ""))).filter(Boolean);
 
-/** octokit for `token` (at `apiUrl`, GitHub Enterprise or a double): a rate limit is retried twice. */
-export function githubClient(token?: string, apiUrl?: string): Octokit {
-	return new Octokit({
-		auth: token,
-		...(apiUrl ? { baseUrl: apiUrl } : {}),
-		throttle: {
-			onRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) => retryCount < 2,
-			onSecondaryRateLimit: (_a: number, _o: unknown, _k: unknown, retryCount: number) =>
-				retryCount < 2,
-		},
-	});
-}
-
 /** The issue as the tracker port returns it; `ref` is the issue asked for. */
 function toIssue(i: ApiIssue, ref: GitHubIssueRef): TrackerIssue {
 	const id = gitHubIssueId(ref);
@@ -99,11 +87,11 @@ export class GitHubTracker implements Tracker {
 	}
 
 	static fromEnv(
-		token: string,
+		auth: GitHubAuth,
 		apiUrl: string | undefined,
 		opts: ConstructorParameters<typeof GitHubTracker>[1],
 	): GitHubTracker {
-		return new GitHubTracker(githubClient(token, apiUrl), opts);
+		return new GitHubTracker(githubClient(auth, apiUrl), opts);
 	}
 
 	private ref(issueId: string): Ref {

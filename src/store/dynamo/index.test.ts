@@ -245,6 +245,23 @@ describe("DynamoStore against dynalite", () => {
 		expect(await store.claimDelivery("linear", "k1", "R-d", later)).toBe(true);
 	});
 
+	it("hands an attempt's minted token to one taker, once, and never after it expired", async () => {
+		const attempt = { runId: "R-tok", stepIndex: 1, attempt: 2, nonce: "n0nce" };
+		const now = Date.UTC(2026, 10, 28, 12);
+		const inAnHour = new Date(now + 3_600_000).toISOString();
+		await store.putStepToken(attempt, "ghs_first", inAnHour);
+		await store.putStepToken(attempt, "ghs_minted", inAnHour);
+		// Another attempt of the step, another step, or a task without the nonce has nothing to take.
+		expect(await store.takeStepToken({ ...attempt, attempt: 1 }, now)).toBeUndefined();
+		expect(await store.takeStepToken({ ...attempt, stepIndex: 0 }, now)).toBeUndefined();
+		expect(await store.takeStepToken({ ...attempt, nonce: "guess" }, now)).toBeUndefined();
+		const takers = await Promise.all([1, 2, 3].map(() => store.takeStepToken(attempt, now)));
+		expect(takers.filter(Boolean)).toEqual(["ghs_minted"]);
+		await store.putStepToken(attempt, "ghs_late", inAnHour);
+		expect(await store.takeStepToken(attempt, now + 3_600_000)).toBeUndefined();
+		expect(await store.takeStepToken(attempt, now)).toBeUndefined();
+	});
+
 	it("records a delivery exactly once under concurrency", async () => {
 		const opts = { nowMs: Date.now(), ttlSeconds: 60 };
 		const results = await Promise.all(

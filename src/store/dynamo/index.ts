@@ -9,6 +9,7 @@ import { dynamoPullRequests } from "./pull-requests";
 import { dynamoRuns } from "./runs";
 import { dynamoSpend } from "./spend";
 import { dynamoStats } from "./stats";
+import { dynamoStepTokens } from "./step-tokens";
 import { dynamoTimeline } from "./timeline";
 
 export type { RequestObserver } from "./client";
@@ -24,6 +25,7 @@ export function dynamoStore(doc: DynamoDBDocumentClient, table: string): DynamoS
 		...dynamoGuardrails(t),
 		...dynamoCoordination(t),
 		...dynamoDeliveries(t),
+		...dynamoStepTokens(t),
 		...dynamoPullRequests(t),
 		...dynamoSpend(t),
 		...dynamoStats(t),

@@ -28,6 +28,11 @@ export const key = {
 		pk: `DELIVERY#${source}#${dedupeKey}`,
 		sk: "DELIVERY",
 	}),
+	/** An attempt's code host token, until its task takes it (a partition of its own: IAM scopes the task's DeleteItem to it). */
+	stepToken: (a: { runId: string; stepIndex: number; attempt: number; nonce: string }) => ({
+		pk: `TOKEN#${a.runId}#${a.stepIndex}#${a.attempt}#${a.nonce}`,
+		sk: "TOKEN",
+	}),
 	/** The run that opened a pull request, by its web URL. */
 	pullRequest: (url: string) => ({ pk: `PR#${url}`, sk: "RUN" }),
 	/** Per-repo guardrails: recent failure summaries offered to later prompts. */

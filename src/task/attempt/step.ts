@@ -18,6 +18,7 @@ import { BudgetStop, type FailureKind, StepFailure } from "./failure";
 import { Heartbeat } from "./heartbeat";
 import { launchedRepos } from "./repos";
 import { Timeline } from "./timeline";
+import { attemptToken } from "./token";
 
 export type { StepRequest, TaskDeps } from "./context";
 export { StepFailure } from "./failure";
@@ -40,7 +41,9 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		deps.log.warn({ ...req, current: step.attempt }, "attempt superseded; exiting without work");
 		return undefined;
 	}
-	const secrets = [...deps.secrets, ...(deps.githubToken ? [deps.githubToken] : [])];
+	// The task's one list (its log reads it too): what the attempt learns is added to it.
+	const { secrets } = deps;
+	if (deps.githubToken && !secrets.includes(deps.githubToken)) secrets.push(deps.githubToken);
 	const heartbeat = new Heartbeat(deps.store, req.runId, req.stepIndex, req.attempt, (err) =>
 		deps.log.warn({ err }, "heartbeat write failed"),
 	);
@@ -74,6 +77,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		await mkdir(req.workspace, { recursive: true });
 		if (user) await prepareHome(user, home);
 		attempt.repos = launchedRepos(deps.env);
+		attempt.deps.githubToken = await attemptToken(attempt);
 		const done = await executeKind(attempt, step);
 		outcome = { outcome: "succeeded", ...done };
 		heartbeat.state = "completed";

@@ -1,4 +1,6 @@
 import { closeSync, readFileSync } from "node:fs";
+import type { Attempt } from "./context";
+import { StepFailure } from "./failure";
 
 /**
  * The task's secrets and the code host token. The container's entrypoint passes every secret on a
@@ -20,4 +22,24 @@ export function takeGithubToken(env: NodeJS.ProcessEnv): string | undefined {
 	delete env.GITHUB_TOKEN;
 	delete env.LISA_SECRETS_FD;
 	return token || undefined;
+}
+
+/**
+ * The attempt's code host token: the one the pipeline minted for it, taken from the store (no
+ * other task can take it after), or else the task's GITHUB_TOKEN. A minted token is redacted as
+ * every secret is.
+ */
+export async function attemptToken(a: Attempt): Promise<string | undefined> {
+	const nonce = a.deps.env.LISA_STEP_TOKEN;
+	if (!nonce) return a.deps.githubToken;
+	const { runId, stepIndex, attempt } = a.req;
+	const token = await a.deps.store.takeStepToken({ runId, stepIndex, attempt, nonce }, Date.now());
+	if (!token)
+		throw new StepFailure(
+			"the step's GitHub token was not in the store: another task took it, or it expired before this one started",
+			true,
+			"config",
+		);
+	a.deps.secrets.push(token);
+	return token;
 }

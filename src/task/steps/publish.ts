@@ -2,10 +2,10 @@ import { cleanPath, cleanTitle, type StepChanges } from "../../domain/changes";
 import type { RoundInput, RoundReport } from "../../domain/follow-up";
 import { oneLine, redact } from "../../domain/redact";
 import { isTransientFailure } from "../../domain/transient";
-import { githubClient } from "../../integrations/github/issues";
+import { githubClient } from "../../integrations/github/app";
 import { conventionalTitle, prBody } from "../../integrations/github/pulls/body";
 import { openPullRequest } from "../../integrations/github/pulls/open";
-import { linkRelated, siblingPrs } from "../../integrations/github/pulls/related";
+import { siblingPrs } from "../../integrations/github/pulls/related";
 import { isTransientGitHubError } from "../../integrations/github/refs";
 import type { Attempt, ImplementInputs } from "../attempt/context";
 import { StepFailure } from "../attempt/failure";
@@ -75,12 +75,9 @@ export async function publish(
 	await a.timeline.add("publish.pr", `${pr.created ? "opened" : "updated"} ${pr.url}`, {
 		prUrl: pr.url,
 	});
-	if (s.step.order) {
-		// Recorded at once so a sibling publishing in parallel links this PR too.
-		await a.heartbeat.write({ prUrl: pr.url });
-		const others = await siblingPrs(a.deps.store, runId, stepIndex);
-		await linkRelated(octokit, [...others, { repo: s.repo.name, url: pr.url }], a.timeline);
-	}
+	// Recorded at once so a sibling publishing in parallel lists this PR too; the pipeline links
+	// the others to it once the report is in.
+	if (s.step.order) await a.heartbeat.write({ prUrl: pr.url });
 	return { prUrl: pr.url, prTitle: cleanTitle(title), ...(changes ? { changes } : {}) };
 }
 

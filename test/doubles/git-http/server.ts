@@ -25,6 +25,11 @@ export async function startGitHttp(opts: {
 	root: string;
 	/** The password every request must carry (the user name is not checked, as on GitHub). */
 	token: string;
+	/**
+	 * Other passwords it takes, and where: a GitHub installation token, for the repositories in its
+	 * scope (`repo` is the request's first path segment, `write` a push).
+	 */
+	authorize?: (password: string, repo: string, write: boolean) => boolean;
 }): Promise<GitHttpServer> {
 	const requests: GitHttpRequest[] = [];
 	const server = http.createServer((req, res) => {
@@ -33,7 +38,13 @@ export async function startGitHttp(opts: {
 		const [user, password] = basic
 			? Buffer.from(basic, "base64").toString("utf8").split(/:(.*)/s)
 			: [];
-		const authorized = password === opts.token;
+		const write =
+			url.pathname.endsWith("/git-receive-pack") ||
+			url.searchParams.get("service") === "git-receive-pack";
+		const repo = url.pathname.split("/")[1] ?? "";
+		const authorized =
+			password === opts.token ||
+			(password !== undefined && opts.authorize?.(password, repo, write) === true);
 		requests.push({ method: req.method ?? "GET", url: req.url ?? "/", user, authorized });
 		if (!authorized) {
 			res.writeHead(401, { "www-authenticate": 'Basic realm="lisa-git-double"' });

@@ -1,5 +1,6 @@
 // Hono routes of the GitHub REST double: auth, fault injection, request log and the endpoints.
 import { type Context, Hono } from "hono";
+import { type AppIdentity, allows, type InstallationTokens, verifyAppJwt } from "./app-auth";
 import {
 	ACTIONS_APP,
 	branchSha,
@@ -47,7 +48,11 @@ export interface FailSpec {
 
 export interface RouteContext {
 	state: DoubleState;
+	/** The personal token: every repository, every permission. */
 	token: string;
+	/** The GitHub App installed on the double's repositories, when a test gives one. */
+	app?: AppIdentity;
+	tokens: InstallationTokens;
 	requests: RecordedRequest[];
 	unhandled: UnhandledRequest[];
 	failures: FailSpec[];
@@ -174,10 +179,13 @@ export function createApp(ctx: RouteContext): Hono<Env> {
 				{ ...f.headers },
 			);
 		const auth = /^(?:token|bearer)\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
+		const denied = url.pathname.startsWith(BLOBS)
+			? undefined
+			: refusal(auth?.[1], c.req.method, url.pathname);
 		if (failure && !failure.afterHandling) {
 			c.res = failed(failure);
-		} else if (auth?.[1] !== ctx.token && !url.pathname.startsWith(BLOBS)) {
-			c.res = fail(401, "Bad credentials");
+		} else if (denied) {
+			c.res = denied;
 		} else if (badJson) {
 			c.res = fail(400, "Problems parsing JSON");
 		} else {
@@ -187,6 +195,79 @@ export function createApp(ctx: RouteContext): Hono<Env> {
 			if (failure) c.res = failed(failure);
 		}
 		rec.status = c.res.status;
+	});
+
+	/**
+	 * Why a request is refused, by its token, as GitHub refuses it: no token or an unknown or
+	 * expired one (401); the App's JWT anywhere but the App's own routes (401); an installation
+	 * token on a repository outside its list (404, as if it did not exist) or without the
+	 * permission the route needs (403).
+	 */
+	function refusal(token: string | undefined, method: string, path: string): Response | undefined {
+		if (token && token === ctx.token) return undefined;
+		const appRoute =
+			/^\/app(\/installations\/\d+\/access_tokens)?$|^\/repos\/[^/]+\/[^/]+\/installation$/.test(
+				path,
+			);
+		if (token && ctx.app && verifyAppJwt(token, ctx.app))
+			return appRoute ? undefined : fail(401, "A JSON web token could not be decoded");
+		const scope = token ? ctx.tokens.scopeOf(token) : undefined;
+		if (!scope || appRoute) return fail(401, "Bad credentials");
+		const repo = /^\/repos\/([^/]+\/[^/]+)(\/.*)?$/.exec(path);
+		if (!repo) return undefined;
+		if (scope.repos && !scope.repos.has((repo[1] ?? "").toLowerCase())) return notFound();
+		return allows(scope, repo[1] ?? "", method, repo[2] ?? "")
+			? undefined
+			: fail(403, "Resource not accessible by integration");
+	}
+
+	// ---------------------------------------------------------------- the App's own routes
+
+	const appJson = (a: AppIdentity) => ({
+		id: a.id,
+		slug: a.slug,
+		name: a.slug,
+		owner: state.user(state.login),
+		permissions: a.installation.permissions,
+		events: ["issues", "issue_comment", "pull_request", "check_suite"],
+	});
+	app.get("/app", () => (ctx.app ? send(200, appJson(ctx.app)) : notFound()));
+	app.get(`${R}/installation`, (c) => {
+		const a = ctx.app;
+		const name = `${c.req.param("owner")}/${c.req.param("repo")}`.toLowerCase();
+		if (!a?.installation.repos.some((r) => r.toLowerCase() === name)) return notFound();
+		return send(200, {
+			id: a.installation.id,
+			app_id: a.id,
+			app_slug: a.slug,
+			account: state.user(c.req.param("owner") ?? ""),
+			repository_selection: "selected",
+			permissions: a.installation.permissions,
+			target_type: "Organization",
+		});
+	});
+	app.post(`/app/installations/:id${ID}/access_tokens`, (c) => {
+		const a = ctx.app;
+		if (!a || Number(c.req.param("id")) !== a.installation.id) return notFound();
+		const b = body(c);
+		const minted = ctx.tokens.mint(a, {
+			...(Array.isArray(b.repositories) ? { repositories: b.repositories.map(String) } : {}),
+			...(b.permissions && typeof b.permissions === "object"
+				? { permissions: b.permissions as Record<string, "read" | "write"> }
+				: {}),
+		});
+		if ("error" in minted) return fail(422, minted.error);
+		const repos = [...(minted.scope.repos ?? [])].flatMap((r) => {
+			const rec = state.repo(...(r.split("/") as [string, string]));
+			return rec ? [state.repoJson(rec)] : [];
+		});
+		return send(201, {
+			token: minted.token,
+			expires_at: new Date(minted.scope.expiresAt).toISOString().replace(/\.\d{3}Z$/, "Z"),
+			permissions: minted.scope.permissions,
+			repository_selection: "selected",
+			repositories: repos,
+		});
 	});
 
 	app.notFound((c) => {

@@ -5,6 +5,7 @@
 // lives in memory, set by the helpers below where GitHub's API has no way to write it.
 import { createHmac } from "node:crypto";
 import { serveLocal } from "../serve";
+import { type AppIdentity, InstallationTokens } from "./app-auth";
 import { createApp, type FailSpec, type RecordedRequest, type UnhandledRequest } from "./routes";
 import {
 	type CheckSpec,
@@ -56,6 +57,8 @@ export interface GitHubDoubleOptions {
 	repos?: Record<string, string>;
 	/** Defaults to a random free port on 127.0.0.1. */
 	port?: number;
+	/** A GitHub App installed on some of the repositories: its JWTs mint installation tokens. */
+	app?: AppIdentity;
 }
 
 export interface GitHubDouble {
@@ -63,6 +66,10 @@ export interface GitHubDouble {
 	readonly url: string;
 	readonly token: string;
 	readonly login: string;
+	/** The installation tokens minted so far, and what each may do (the git host double asks too). */
+	readonly installationTokens: InstallationTokens;
+	/** The App the double has installed (`opts.app`): a test may change what its installation covers. */
+	readonly app?: AppIdentity;
 	/** Every request received, in order, including failed and unauthorised ones. */
 	readonly requests: RecordedRequest[];
 	/** Requests that matched no route (answered 404) — gaps in the double. */
@@ -144,7 +151,16 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 	const requests: RecordedRequest[] = [];
 	const unhandled: UnhandledRequest[] = [];
 	const failures: FailSpec[] = [];
-	const app = createApp({ state, token, requests, unhandled, failures });
+	const installationTokens = new InstallationTokens();
+	const app = createApp({
+		state,
+		token,
+		app: opts.app,
+		tokens: installationTokens,
+		requests,
+		unhandled,
+		failures,
+	});
 
 	const { port, stop } = await serveLocal(app, opts.port);
 	const url = `http://127.0.0.1:${port}`;
@@ -159,6 +175,8 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions = {}): Promise
 		url,
 		token,
 		login: state.login,
+		installationTokens,
+		app: opts.app,
 		requests,
 		unhandled,
 		stop,

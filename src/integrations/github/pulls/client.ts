@@ -8,9 +8,10 @@ import {
 } from "../../../domain/follow-up";
 import { stripAnsi } from "../../../domain/printable";
 import { TrackerError } from "../../tracker";
-import { githubClient } from "../issues";
+import { type GitHubAuth, githubClient } from "../app";
 import { isTransientGitHubError } from "../refs";
 import { type CommitChecks, type PullRequestFollowUps, pullRequestRef } from "./follow-up";
+import { linkRelated } from "./related";
 
 // The follow-up port on GitHub's REST API (README › Follow-ups): a pull request's state, the
 // failing checks of a commit with their output, annotations and log tails, reviews and their
@@ -93,8 +94,8 @@ interface ApiRun {
 	app?: { slug?: string } | null;
 }
 
-export function gitHubFollowUps(token: string, apiUrl?: string): PullRequestFollowUps {
-	return followUpsOf(githubClient(token, apiUrl));
+export function gitHubFollowUps(auth: GitHubAuth, apiUrl?: string): PullRequestFollowUps {
+	return followUpsOf(githubClient(auth, apiUrl));
 }
 
 /** The port over an octokit: `gitHubFollowUps` gives it Lisa's retrying, throttled client. */
@@ -249,6 +250,8 @@ export function followUpsOf(octokit: Octokit): PullRequestFollowUps {
 			}
 			return { reviews, comments };
 		},
+
+		linkRelated: (prs, notes) => linkRelated(octokit, prs, notes),
 
 		async comment(prUrl, body) {
 			const { owner, repo, pull_number } = target(prUrl);

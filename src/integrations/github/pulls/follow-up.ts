@@ -1,4 +1,6 @@
 import type { CiFailure, ReviewComment, ReviewSummary } from "../../../domain/follow-up";
+import type { RelatedPr } from "./body";
+import type { Notes } from "./related";
 
 // What the pipeline asks GitHub about a run's open pull request to gather a follow-up round, and
 // how it answers on the pull request afterwards (README › Follow-ups). Errors are TrackerErrors
@@ -35,6 +37,8 @@ export interface PullRequestFollowUps {
 	/** A reply in the review thread that `commentId` starts. */
 	reply(prUrl: string, commentId: number, body: string): Promise<void>;
 	requestReviewers(prUrl: string, logins: readonly string[]): Promise<void>;
+	/** Brings each of a run's pull requests up to date with the others' links (best effort: each failure is noted). */
+	linkRelated(prs: readonly RelatedPr[], notes: Notes): Promise<void>;
 }
 
 /** owner, name and number of a pull request's web URL (`https://<host>/<owner>/<name>/pull/<n>`). */

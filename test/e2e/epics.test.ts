@@ -20,6 +20,7 @@ beforeAll(async () => {
 afterAll(() => w.stop());
 
 type Event = { type: string; message: string; data?: Record<string, unknown> };
+// What a run may take on a loaded machine: each test waits as long as its runs may.
 const WAIT = 240_000;
 const t = (id: string, title: string, repo: string, ...dependsOn: string[]): PlannedTask => ({
 	id,
@@ -48,7 +49,7 @@ const subIssues = (epicId: string) => w.linear.state.issues.filter((i) => i.pare
 const progressComments = (issueId: string) =>
 	w.linear.state.comments.filter((c) => c.issueId === issueId && c.body.includes("tasks done"));
 
-describe("epics with Linear", () => {
+describe("epics with Linear", { timeout: WAIT }, () => {
 	it("researches, plans a diamond into sub-issues with blocks relations, and resolves them in order", async () => {
 		const { issue, runId } = await startEpic("Reports, end to end", epicPlanDirective(DIAMOND));
 		const run = await w.waitForRun(runId, undefined, WAIT);

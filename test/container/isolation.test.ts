@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { Hono } from "hono";
@@ -196,7 +197,10 @@ describeWithImage("a hostile agent in the task's container", (img) => {
 	let secrets: string[];
 
 	beforeAll(async () => {
-		[llm, sink] = await Promise.all([startOpenAiChatDouble(), startSink()]);
+		[llm, sink] = await Promise.all([
+			startOpenAiChatDouble({ apiKey: `sk-world-${randomBytes(12).toString("hex")}` }),
+			startSink(),
+		]);
 		w = await createStackWorld({
 			gitHttp: true,
 			configExtra: "models: [builtin]\nlimits: {max_attempts: 1}",

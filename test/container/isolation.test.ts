@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { Hono } from "hono";
@@ -197,10 +196,7 @@ describeWithImage("a hostile agent in the task's container", (img) => {
 	let secrets: string[];
 
 	beforeAll(async () => {
-		[llm, sink] = await Promise.all([
-			startOpenAiChatDouble({ apiKey: `sk-world-${randomBytes(12).toString("hex")}` }),
-			startSink(),
-		]);
+		[llm, sink] = await Promise.all([startOpenAiChatDouble(), startSink()]);
 		w = await createStackWorld({
 			gitHttp: true,
 			configExtra: "models: [builtin]\nlimits: {max_attempts: 1}",

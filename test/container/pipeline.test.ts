@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
 import { stackLabel } from "../../src/local/container/setup";
@@ -215,11 +214,7 @@ function containerWorld(
 ): ContainerWorld {
 	const ctx = {} as ContainerWorld;
 	beforeAll(async () => {
-		// A key of its own: a container another world left running (or its retried requests) is
-		// refused, and uses up none of this world's scripted turns.
-		ctx.llm = await startOpenAiChatDouble({
-			apiKey: `sk-world-${randomBytes(12).toString("hex")}`,
-		});
+		ctx.llm = await startOpenAiChatDouble();
 		ctx.w = await createStackWorld({
 			configExtra: `models: [builtin]\nlimits: ${opts.limits}`,
 			startStack: opts.startStack,

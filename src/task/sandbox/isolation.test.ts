@@ -190,7 +190,8 @@ describe.skipIf(!ROOT)("the agent's own user (root only)", () => {
 		});
 		const { code, output } = await task.exited;
 		expect(code, output).toBe(0);
-		expect((await w.run(runId)).steps[0]?.report).toMatchObject({ outcome: "succeeded" });
+		const report = (await w.run(runId)).steps[0]?.report;
+		expect(report, JSON.stringify(await w.events(runId))).toMatchObject({ outcome: "succeeded" });
 		expect(await readFile(path.join(home, "builtin.uid"), "utf8")).toBe(`${AGENT}\n`);
 		// What the command saw of its parent (the task, with the LLM key and the token) went back to
 		// the model: a refusal.

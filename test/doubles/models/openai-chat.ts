@@ -4,6 +4,7 @@
 // format. It serves both opencode and Lisa's built-in agent. The test scripts the model's turns: text,
 // tool calls (any tool name, any arguments) the client really runs, or an HTTP error (429 with
 // retry-after, 5xx, 401…), so retries and the fallback chain meet what a real endpoint sends.
+import { randomBytes } from "node:crypto";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { TokenUsage } from "../../../src/domain/usage";
@@ -95,8 +96,6 @@ export interface OpenAiChatDouble {
 	stop(): Promise<void>;
 }
 
-export const DEFAULT_OPENAI_CHAT_KEY = "sk-test-chat-0123456789abcdefghijklmnopqrstuv";
-
 const ERROR_TYPES: Record<number, string> = {
 	400: "invalid_request_error",
 	401: "invalid_request_error",
@@ -155,7 +154,9 @@ export function bashReply(thought: string, command: string): string {
 export async function startOpenAiChatDouble(
 	opts: { apiKey?: string; usage?: Partial<Usage>; reasoning?: boolean } = {},
 ): Promise<OpenAiChatDouble> {
-	const apiKey = opts.apiKey ?? DEFAULT_OPENAI_CHAT_KEY;
+	// A key of its own by default: a task another test left running, or a request retried after
+	// its double stopped and another took the port, is refused and uses up none of this script.
+	const apiKey = opts.apiKey ?? `sk-test-chat-${randomBytes(16).toString("hex")}`;
 	const usage: Usage = {
 		prompt_tokens: 1200,
 		completion_tokens: 80,

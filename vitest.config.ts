@@ -32,6 +32,7 @@ const adapter = [
 	"src/task/agents/builtin/agent.test.ts",
 	"src/task/agents/providers/{claude,codex,gemini,opencode,flags}.test.ts",
 	"src/task/broker/**/*.test.ts",
+	"src/task/egress/**/*.test.ts",
 	"src/task/attempt/token.test.ts",
 	"src/task/sandbox/{workspace,worktree-cleanup}.test.ts",
 	"test/doubles/**/*.test.ts",

@@ -116,11 +116,17 @@ export function readiness(
  * Who the agents run as, in one line: their own uids (isolated), or the stack's user, with what
  * that exposes and how to isolate them.
  */
-export function agentsLine(uids: { first: number; last: number } | undefined): string {
+export function agentsLine(
+	uids: { first: number; last: number } | undefined,
+	confined = false,
+): string {
+	const network = confined
+		? "each in a network of its own that reaches only its model broker and, through Lisa's egress proxy, the code host and the repo's network.allow"
+		: "with the machine's network: they can reach any host";
 	if (uids)
-		return `  agents:        run as uids ${uids.first}-${uids.last}, one per running step: they cannot read Lisa's secrets nor reach its local services (LISA_AGENT_UIDS)`;
+		return `  agents:        run as uids ${uids.first}-${uids.last}, one per running step: they cannot read Lisa's secrets (LISA_AGENT_UIDS); ${network}`;
 	const who = process.getuid?.() === 0 ? "root" : `your own user (uid ${process.getuid?.()})`;
-	return `  ! agents:      run as ${who}: an agent can read Lisa's secrets (GITHUB_TOKEN, tracker keys, the model keys, the API token, in this process's and the tasks' environments and the data dir) and use its local services. To isolate them, start Lisa as root (each step's agent then gets a uid of its own) or deploy to AWS (README › Security)`;
+	return `  ! agents:      run as ${who}: an agent can read Lisa's secrets (GITHUB_TOKEN, tracker keys, the model keys, the API token, in this process's and the tasks' environments and the data dir), use its local services and reach any host. To isolate them, start Lisa as root (each step's agent then gets a uid of its own and a network of its own) or deploy to AWS (README › Security)`;
 }
 
 export function banner(input: {
@@ -132,6 +138,8 @@ export function banner(input: {
 	signInLink: string;
 	dataDir: string;
 	agentUids?: { first: number; last: number };
+	/** Whether each agent's network is confined to the broker and the egress proxy. */
+	agentsConfined?: boolean;
 	/** Where the steps' workspaces are. */
 	workspaces: string;
 	/** What the agents reach outside the data dir, and why (agent-reach.ts). */
@@ -162,7 +170,7 @@ export function banner(input: {
 			? []
 			: [`  workspaces:    ${input.workspaces}`]),
 		`  tasks:         ${input.tasks}`,
-		agentsLine(input.agentUids),
+		agentsLine(input.agentUids, input.agentsConfined),
 		...(input.moved ? [`  agent files:   ${input.moved}`] : []),
 		"",
 		...input.readiness.ok.map((l) => `  ✓ ${l}`),

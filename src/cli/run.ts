@@ -232,7 +232,7 @@ export async function runCommand(
 	print(
 		`Lisa is polling ${config.source} for label '${sc.label}' in "${sc.pick_from}"; runs at ${stack.url} (Authorization: Bearer ${stack.apiToken})`,
 	);
-	print(agentsLine(stack.agentUids).trim());
+	print(agentsLine(stack.agentUids, stack.agentsConfined).trim());
 
 	const controller = new AbortController();
 	const onSignal = () => {

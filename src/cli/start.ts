@@ -36,6 +36,7 @@ export async function startCommand(env: NodeJS.ProcessEnv): Promise<void> {
 			signInLink: stack.signInLink(),
 			dataDir: settings.dataDir,
 			agentUids: stack.agentUids,
+			agentsConfined: stack.agentsConfined,
 			workspaces: agentReach.workspaces,
 			moved: agentReach.moved,
 			tasks: stack.tasks,

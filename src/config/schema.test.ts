@@ -214,6 +214,19 @@ repos: [{name: a, path: ./x, lifecycle: {setup: [make]}}]`,
 		expect(slugFromUrl("file:///tmp/x/api.git")).toBeUndefined();
 	});
 
+	it("takes the hosts a repository's agent may reach, and says what a host pattern is", () => {
+		const text = (allow: string) =>
+			`source: linear\nsource_config: {team: ENG, label: lisa}\nrepos:\n  - {name: a, url: https://github.com/acme/a.git, network: {allow: ${allow}}}`;
+		const c = parseConfigText(text('[Registry.NPMjs.org., "*.corp.example", 10.0.0.5]'), "c.yaml");
+		expect(c.repos[0]?.network.allow).toEqual(["registry.npmjs.org", "*.corp.example", "10.0.0.5"]);
+		expect(parseConfigText(minimal, "c.yaml").repos[0]?.network.allow).toEqual([]);
+		expect(problemsOf(text('["https://pypi.org"]'))).toEqual([
+			expect.stringMatching(
+				/^repos\.0\.network\.allow\.0: use a host name, an IP address or \*\.domain/,
+			),
+		]);
+	});
+
 	it("takes source_config.scope as the team when team is not given", () => {
 		const c = parseConfigText(`source_config: {scope: acme/api}\n${minimal}`, "c.yaml");
 		expect(c.source_config.team).toBe("acme/api");

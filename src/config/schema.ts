@@ -2,6 +2,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as z from "zod";
 import { FARGATE_LIST_PRICE, type PriceTable } from "../domain/cost";
+import { HOST_PATTERN, normalHost } from "../domain/egress";
 import type { FollowUpSettings } from "../domain/follow-up";
 import { unknownKeyFix } from "./unknown-keys";
 
@@ -97,6 +98,19 @@ const repoSchema = z.strictObject({
 	follow_up: followUpSchema.optional(),
 	// What this repository's runs may spend a day, besides `limits.daily_budget_usd` for all.
 	daily_budget_usd: z.number().positive().optional(),
+	// The hosts its agent may reach besides the code host, when its network is confined.
+	network: z
+		.strictObject({
+			allow: z
+				.array(
+					z
+						.string()
+						.transform(normalHost)
+						.pipe(z.string().regex(HOST_PATTERN, "use a host name, an IP address or *.domain")),
+				)
+				.default([]),
+		})
+		.default({ allow: [] }),
 });
 
 const sourceConfigSchema = z.strictObject({

@@ -58,6 +58,7 @@ export const TIMELINE_EVENTS = [
 	"agent.processes_stopped",
 	"agent.unpriced",
 	"broker.refused",
+	"egress.denied",
 	"validation.passed",
 	"validation.failed",
 	"gate.refused",

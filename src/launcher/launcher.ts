@@ -9,6 +9,8 @@ export interface LaunchRepo {
 	name: string;
 	url: string;
 	slug?: string;
+	/** The hosts its agent may reach besides the code host (`network.allow`). */
+	allow?: string[];
 }
 
 export interface LaunchRequest {
@@ -30,7 +32,12 @@ export function launchRepos(run: Run, stepIndex: number): LaunchRepo[] {
 	const step = run.steps[stepIndex];
 	const repos = run.config?.repos ?? [];
 	const picked = step && readsAllRepos(step) ? repos : repos.filter((r) => r.name === step?.repo);
-	return picked.map((r) => ({ name: r.name, url: r.url, ...(r.slug ? { slug: r.slug } : {}) }));
+	return picked.map((r) => ({
+		name: r.name,
+		url: r.url,
+		...(r.slug ? { slug: r.slug } : {}),
+		...(r.network.allow.length ? { allow: r.network.allow } : {}),
+	}));
 }
 
 /** What a launcher can tell about a task, from one look at it. */

@@ -134,7 +134,11 @@ export class LocalLauncher implements Launcher {
 					LISA_LOCAL_TASK: nonce,
 					...(uid === undefined
 						? {}
-						: { LISA_AGENT_UID: String(uid), LISA_AGENT_GID: String(uid) }),
+						: {
+								LISA_AGENT_UID: String(uid),
+								LISA_AGENT_GID: String(uid),
+								LISA_AGENT_NETWORK: "allow-list",
+							}),
 				},
 				stdio: ["ignore", "pipe", "pipe"],
 				detached: true,

@@ -18,6 +18,7 @@ import { type AgentReach, agentReach } from "./agent-reach";
 import { AgentUidPool, agentUidRange, type UidRange } from "./agent-users";
 import { holdDataDir, listen, StartRefused, sayHolder } from "./claims";
 import { ContainerLauncher } from "./container/launcher";
+import { onPath } from "./container/runtime";
 import { containerLauncher } from "./container/setup";
 import { LocalLauncher, prepareDataDir } from "./launcher";
 import { Poller } from "./poller";
@@ -45,6 +46,8 @@ export interface LocalStack {
 	settings: Settings;
 	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
 	agentUids?: UidRange;
+	/** Each agent runs in a network of its own (the child launcher with agent uids, README › Security). */
+	agentsConfined: boolean;
 	/** Where the agents work and what they run (agent-reach.ts). */
 	agentReach: AgentReach;
 	/** Where each step runs, one line (the launcher). */
@@ -108,6 +111,12 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 		}).catch((err: Error) => {
 			throw new StartRefused(err.message);
 		});
+		// As root each child task puts its agent in a network namespace of its own (egress/namespace.ts).
+		const missing = ["unshare", "nsenter", "ip"].filter((c) => !onPath(c, env.PATH));
+		if (uidRange && base.launcher !== "container" && missing.length)
+			throw new StartRefused(
+				`as root each agent runs in a network of its own, which needs ${missing.join(", ")}: install util-linux and iproute2 (apt-get install util-linux iproute2), or set LISA_AGENT_UIDS=off`,
+			);
 		await prepareDataDir(base.dataDir, reach.workspaces, uidRange !== undefined);
 		const port = (server.address() as AddressInfo).port;
 		const url = `http://127.0.0.1:${port}`;
@@ -212,6 +221,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			signInLink: (at = "/") => `${url}${at}#code=${signInCodes.issue()}`,
 			settings,
 			agentUids: uidRange,
+			agentsConfined: launcher instanceof LocalLauncher && uidRange !== undefined,
 			agentReach: reach,
 			...(launcher instanceof ContainerLauncher ? { image: launcher.image } : {}),
 			tasks:

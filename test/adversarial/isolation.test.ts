@@ -181,7 +181,10 @@ describe("npm start as another user", () => {
 				expect(out).toContain(
 					`! agents:      run as your own user (uid ${NOBODY}): an agent can read Lisa's secrets`,
 				);
-				expect(out).toContain("start Lisa as root (each step's agent then gets a uid of its own)");
+				expect(out).toContain("use its local services and reach any host");
+				expect(out).toContain(
+					"start Lisa as root (each step's agent then gets a uid of its own and a network of its own)",
+				);
 			} finally {
 				child.kill("SIGKILL");
 				await rm(dir, { recursive: true, force: true });

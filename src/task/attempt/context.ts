@@ -19,6 +19,7 @@ import { BudgetWatch } from "../agents/budget";
 import type { ChainContext } from "../agents/chain";
 import { stepDeadline } from "../agents/supervision";
 import type { Broker } from "../broker/broker";
+import type { Confinement } from "../egress/confine";
 import { Git, gitEnv } from "../sandbox/git";
 import { type AgentScope, stopAgentProcesses } from "../sandbox/identity";
 import type { PreviousStep } from "../steps/prompt";
@@ -71,6 +72,8 @@ export interface Attempt {
 	agentRuns: AgentRunUsage[];
 	/** The model broker the attempt's agents reach their model APIs through. */
 	broker?: Broker;
+	/** The agent's confined network, with LISA_AGENT_NETWORK=allow-list. */
+	egress?: Confinement;
 }
 
 /** What an implementation step works on: its repository, branch and deadline. */

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { HOST_PATTERN } from "../../domain/egress";
 import type { LaunchRepo } from "../../launcher/launcher";
 import { StepFailure } from "./failure";
 
@@ -14,6 +15,7 @@ const launchReposSchema = z.array(
 			.string()
 			.regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/)
 			.optional(),
+		allow: z.array(z.string().regex(HOST_PATTERN)).optional(),
 	}),
 );
 

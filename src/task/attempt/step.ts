@@ -8,6 +8,7 @@ import { isTransientFailure } from "../../domain/transient";
 import { attemptUsage } from "../../domain/usage";
 import { stepFinished } from "../../queue/messages";
 import { Broker } from "../broker/broker";
+import { confineAgent, confinesNetwork } from "../egress/confine";
 import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "../sandbox/identity";
 import { clearWorkspace } from "../sandbox/workspace";
 import { executeEpicPlan, executeResearch, researchOf } from "../steps/epic-phases";
@@ -77,6 +78,8 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		await mkdir(req.workspace, { recursive: true });
 		if (user) await prepareHome(user, home);
 		attempt.repos = launchedRepos(deps.env);
+		if (user && confinesNetwork(deps.env))
+			attempt.egress = await confineAgent(user, attempt.broker, attempt.repos, timeline);
 		attempt.deps.githubToken = await attemptToken(attempt);
 		const done = await executeKind(attempt, step);
 		outcome = { outcome: "succeeded", ...done };
@@ -102,6 +105,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 		await stopAgentProcesses(attempt.scope).catch((err: unknown) =>
 			deps.log.warn({ err }, "could not stop the agent's processes"),
 		);
+		await attempt.egress?.close();
 		await clearWorkspace(req.workspace).catch((err: unknown) =>
 			deps.log.warn({ err }, "could not remove the attempt's workspace"),
 		);

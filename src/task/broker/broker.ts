@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Server as Listener, Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import { redact } from "../../domain/redact";
 import { sumUsage, type TokenUsage } from "../../domain/usage";
@@ -135,6 +135,15 @@ export class Broker {
 		});
 		broker = new Broker(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 		return broker;
+	}
+
+	get port(): number {
+		return Number(new URL(this.origin).port);
+	}
+
+	/** Serves the connections `listener` accepts too (one inside the agent's network namespace). */
+	serve(listener: Listener): void {
+		listener.on("connection", (s: Socket) => this.server.emit("connection", s));
 	}
 
 	lease(options: LeaseOptions): Lease {

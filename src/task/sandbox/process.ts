@@ -8,6 +8,8 @@ export interface AgentUser {
 	uid: number;
 	gid: number;
 	home: string;
+	/** A network of its own (egress/confine.ts): how to enter it, and the proxy it goes out by. */
+	network?: { enter(): string[]; env: Record<string, string> };
 }
 
 export interface ProcessResult {
@@ -70,14 +72,22 @@ export function runProcess(
 		let stdoutLength = 0;
 		let timedOut = false;
 		let settled = false;
-		const child = spawn(command, args, {
+		const net = opts.user?.network;
+		// In the agent's namespace: nsenter, as root, enters it and becomes the agent's uid and gid.
+		const [program, argv] = net
+			? (() => {
+					const [nsenter = "nsenter", ...pre] = net.enter();
+					return [nsenter, [...pre, command, ...args]] as const;
+				})()
+			: [command, args];
+		const child = spawn(program, argv, {
 			cwd: opts.cwd,
-			env: opts.user ? { ...opts.env, HOME: opts.user.home } : opts.env,
+			env: opts.user ? { ...opts.env, ...net?.env, HOME: opts.user.home } : opts.env,
 			// Without input stdin is /dev/null, never an empty pipe: bash takes a socket on stdin for a
 			// remote shell and reads ~/.bashrc.
 			stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
 			detached: true,
-			...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
+			...(opts.user && !net ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
 		});
 		const kill = () => {
 			if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -136,6 +146,13 @@ export function runProcess(
 			if (opts.stdoutLines) readLines(decoder.end(), true);
 			if (timer) clearTimeout(timer);
 			opts.signal?.removeEventListener("abort", kill);
+			// nsenter's own exec failure reads as spawn's would: a missing program is ENOENT.
+			if (
+				net &&
+				(r.code === 126 || r.code === 127) &&
+				output.startsWith("nsenter: failed to execute")
+			)
+				r = { ...r, error: `spawn ${command} ${r.code === 127 ? "ENOENT" : "EACCES"}` };
 			resolve({ ...r, output, stdout, timedOut, truncated: stdoutLength > max, pid: child.pid });
 		};
 		// What the program left running in its group (a server a test started, a daemon) goes when

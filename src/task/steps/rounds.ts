@@ -64,11 +64,8 @@ export async function implementAndCheck(
 		async setup(dir) {
 			if (setUp.has(dir) || !repo.setup.length) return;
 			setUp.add(dir);
-			const failure = await runCommands(repo.setup, {
-				cwd: dir,
-				keepBackground: true,
-				...commands,
-			});
+			const run = () => runCommands(repo.setup, { cwd: dir, keepBackground: true, ...commands });
+			const failure = await (a.egress ? a.egress.proxy.during("setup", run) : run());
 			a.heartbeat.check();
 			if (failure)
 				throw new StepFailure(

@@ -15,6 +15,9 @@
 //     group kill, that keeps scanning /proc like scan-secrets and logs what it finds)
 //   call-model=<[{model, path?, key?}, …]> (asks ANTHROPIC_BASE_URL itself with ANTHROPIC_API_KEY, or the
 //     key given, and logs each answer as `modelCall`: an agent using its model endpoint directly)
+//   reach=<[{tcp: "host:port"} | {dns: name} | {proxy: url}, …]> (tries each way out: a direct TCP
+//     connection, a name lookup, a request through $HTTPS_PROXY — CONNECT for https, forwarded for
+//     http — and logs each outcome as `reach`: an agent sending the code somewhere)
 //   run=<file> (a hostile agent: runs `bash <file>` in its directory once its change is committed,
 //     before the manifest; the script is the attack) · kill-self (dies of SIGKILL, as out of memory)
 // A planning prompt ("…write the plan file `<path>`…") is answered with a plan instead of code:
@@ -42,6 +45,7 @@
 // with the uid and gid it ran as and who owns its directory, its parent and what is in them; a
 // planning call also logs each checkout's HEAD and status as it found them.
 import { execFileSync, spawn } from "node:child_process";
+import { lookup } from "node:dns/promises";
 import {
 	appendFileSync,
 	existsSync,
@@ -53,6 +57,8 @@ import {
 	symlinkSync,
 	writeFileSync,
 } from "node:fs";
+import { request } from "node:http";
+import { connect } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -355,6 +361,61 @@ if (directives.has("call-model")) {
 		);
 		log({ cli, modelCall: { model: call.model, path: route, ...answer } });
 	}
+}
+if (directives.has("reach")) {
+	const within = (ms, p) =>
+		Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error("timed out")), ms))]);
+	const tcp = (to) =>
+		new Promise((resolve, reject) => {
+			const [host, port] = [
+				to.slice(0, to.lastIndexOf(":")),
+				Number(to.slice(to.lastIndexOf(":") + 1)),
+			];
+			const s = connect(port, host, () => {
+				s.destroy();
+				resolve("connected");
+			});
+			s.on("error", reject);
+		});
+	const viaProxy = (url) =>
+		new Promise((resolve, reject) => {
+			const target = new URL(url);
+			const proxy = new URL(process.env.HTTPS_PROXY ?? "http://proxy.invalid");
+			const tunnel = target.protocol === "https:";
+			const port = target.port || (tunnel ? "443" : "80");
+			const req = request({
+				host: proxy.hostname,
+				port: proxy.port,
+				method: tunnel ? "CONNECT" : "GET",
+				path: tunnel ? `${target.hostname}:${port}` : url,
+			});
+			req.on("connect", (res, socket) => {
+				socket.destroy();
+				resolve(`status ${res.statusCode}`);
+			});
+			req.on("response", async (res) => {
+				let body = "";
+				for await (const c of res) body += c;
+				resolve(`status ${res.statusCode}: ${body.trim().slice(0, 300)}`);
+			});
+			req.on("error", reject);
+			req.end();
+		});
+	const results = [];
+	for (const way of JSON.parse(directives.get("reach"))) {
+		const attempt = way.tcp
+			? tcp(way.tcp)
+			: way.dns
+				? lookup(way.dns).then((a) => `resolved ${a.address}`)
+				: viaProxy(way.proxy);
+		results.push(
+			await within(10_000, attempt).then(
+				(outcome) => ({ ...way, ok: true, outcome }),
+				(e) => ({ ...way, ok: false, outcome: e.code ?? e.message }),
+			),
+		);
+	}
+	log({ cli, reach: results });
 }
 if (directives.has("leave-running")) {
 	const watcher = spawn(

@@ -58,6 +58,15 @@ export interface SecretScan {
 	ancestors: { pid: number; uid: number | null; readable: boolean; found: FoundSecret[] }[];
 }
 
+/** One way out a `reach` directive tried, and what it came to (`connected`, `status 403: …`, an error code). */
+export interface Reach {
+	tcp?: string;
+	dns?: string;
+	proxy?: string;
+	ok: boolean;
+	outcome: string;
+}
+
 export interface FakeAgents {
 	/** Put first on PATH. */
 	bin: string;
@@ -75,6 +84,8 @@ export interface FakeAgents {
 	watchers(): Promise<Watcher[]>;
 	/** What each `call-model` request got back. */
 	modelCalls(): Promise<{ model: string; path: string; status: number; body: string }[]>;
+	/** What each `reach` way out came to, per agent call. */
+	reaches(): Promise<Reach[][]>;
 }
 
 /**
@@ -126,6 +137,7 @@ export async function installFakeAgents(
 			(await entries()).flatMap((e) =>
 				e.version ? [{ cli: e.cli as string, ...(e.version as { uid: number; gid: number }) }] : [],
 			),
+		reaches: async () => (await entries()).flatMap((e) => (e.reach ? [e.reach as Reach[]] : [])),
 		modelCalls: async () =>
 			(await entries()).flatMap((e) =>
 				e.modelCall

@@ -1,6 +1,7 @@
 import { AGENT_SECRETS, LINK } from "../src/config/links";
 import { TASK_WRITABLE } from "../src/store/dynamo/table";
 import { deployConfig } from "./config";
+import { agentEgress } from "./egress";
 import { events } from "./queues";
 import { agentSecrets, githubApp, hasValue, secrets } from "./secrets";
 import { table } from "./storage";
@@ -9,9 +10,14 @@ import { table } from "./storage";
 
 const config = deployConfig(process.env);
 
-/** Public subnets and no NAT: each task gets a public IP for git, the code host and the LLM APIs. */
+/**
+ * Public subnets and no NAT: each task gets a public IP for git, the code host and the LLM APIs;
+ * with LISA_AGENT_EGRESS=allow-list the tasks run in the private subnets instead (infra/egress.ts).
+ */
 export const vpc = new sst.aws.Vpc("Vpc");
 export const cluster = new sst.aws.Cluster("Cluster", { vpc });
+const egress =
+	config.agent.egress === "allow-list" ? agentEgress(vpc, cluster, config.configFile) : undefined;
 
 /**
  * The task's credentials, as SSM SecureStrings that ECS injects when the container starts: they
@@ -64,6 +70,7 @@ export const agent = new sst.aws.Task("Agent", {
 		LOG_LEVEL: config.logLevel,
 		...(config.llm.baseUrl ? { LISA_LLM_BASE_URL: config.llm.baseUrl } : {}),
 		...(config.llm.model ? { LISA_LLM_MODEL: config.llm.model } : {}),
+		...egress?.environment,
 	},
 	ssm,
 	permissions: [
@@ -106,9 +113,9 @@ export const agentLink = new sst.Linkable(LINK.agent, {
 		cluster: link.cluster,
 		taskDefinition: link.taskDefinition,
 		container: link.containers.apply((names) => names[0]),
-		subnets: link.subnets,
-		securityGroups: link.securityGroups,
-		assignPublicIp: link.assignPublicIp,
+		subnets: egress?.subnets ?? link.subnets,
+		securityGroups: egress?.securityGroups ?? link.securityGroups,
+		assignPublicIp: egress ? false : link.assignPublicIp,
 		capacity: config.agent.capacity,
 		// What a second of a task costs is priced from its size (README › Cost and budgets).
 		vcpu: Number.parseFloat(config.agent.cpu),

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { deployEgressAllowList } from "../src/config/egress";
 import { SWEEP } from "../src/pipeline/sweeper";
 import {
 	deployConfig,
@@ -26,6 +27,7 @@ describe("deploy config", () => {
 				storage: "30 GB",
 				architecture: "x86_64",
 				capacity: "fargate",
+				egress: "open",
 			},
 			domain: undefined,
 			logRetention: "1 month",
@@ -45,12 +47,19 @@ describe("deploy config", () => {
 				LISA_AGENT_ARCH: "arm64",
 				LISA_DOMAIN: "lisa.acme.dev",
 				LISA_LLM_BASE_URL: "https://llm.acme.dev/v1",
+				LISA_AGENT_EGRESS: "allow-list",
 			},
 			(f) => f === "deploy/lisa.yaml",
 		);
 		expect(c).toMatchObject({
 			configFile: "deploy/lisa.yaml",
-			agent: { cpu: "4 vCPU", memory: "16 GB", capacity: "spot", architecture: "arm64" },
+			agent: {
+				cpu: "4 vCPU",
+				memory: "16 GB",
+				capacity: "spot",
+				architecture: "arm64",
+				egress: "allow-list",
+			},
 			domain: "lisa.acme.dev",
 			llm: { baseUrl: "https://llm.acme.dev/v1" },
 		});
@@ -64,9 +73,45 @@ describe("deploy config", () => {
 			'LISA_AGENT_MEMORY="4096" must look like "4 GB"',
 		);
 		expect(() => deployConfig({ LISA_AGENT_CAPACITY: "ec2" }, exists)).toThrow(/fargate, spot/);
+		expect(() => deployConfig({ LISA_AGENT_EGRESS: "closed" }, exists)).toThrow(
+			/LISA_AGENT_EGRESS="closed" .*open, allow-list/,
+		);
 		expect(() => deployConfig({}, () => false)).toThrow(
 			/no Lisa config at \.lisa\/config\.yaml: copy \.lisa\/config\.example\.yaml there/,
 		);
+	});
+
+	it("allows the AWS tasks the code host, their models' APIs and each repo's network.allow", () => {
+		const config = `source: linear
+source_config: {team: ENG, label: lisa}
+models: ["claude:claude-sonnet-4-5", "opencode:openai/gpt-5", builtin]
+repos:
+  - {name: api, url: https://github.com/acme/api.git, network: {allow: [registry.npmjs.org]}}
+  - {name: web, url: https://github.com/acme/web.git, network: {allow: ["*.corp.example"]}}
+`;
+		expect(
+			deployEgressAllowList(config, "lisa.yaml", {
+				LISA_LLM_BASE_URL: "https://llm.acme.dev/v1",
+				OPENCODE_OPENAI_BASE_URL: "http://gateway.acme.dev:8080/v1",
+				LISA_EGRESS_ALLOW: " pypi.org, files.pythonhosted.org ",
+			}),
+		).toEqual([
+			"github.com:443",
+			"api.github.com:443",
+			"api.anthropic.com:443",
+			"gateway.acme.dev:8080",
+			"openrouter.ai:443",
+			"llm.acme.dev:443",
+			"registry.npmjs.org",
+			"*.corp.example",
+			"pypi.org",
+			"files.pythonhosted.org",
+		]);
+		// GitHub Enterprise: one host, for git and the API alike.
+		const ghe = deployEgressAllowList(config, "lisa.yaml", {
+			GITHUB_API_URL: "https://ghe.acme.dev/api/v3",
+		});
+		expect(ghe.slice(0, 2)).toEqual(["ghe.acme.dev:443", "api.anthropic.com:443"]);
 	});
 
 	it("protects production stages only", () => {

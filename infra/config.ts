@@ -43,6 +43,11 @@ export interface DeployConfig {
 		architecture: "x86_64" | "arm64";
 		/** `spot`: first attempts on Fargate Spot, retries on Fargate (see src/launcher/ecs.ts). */
 		capacity: "fargate" | "spot";
+		/**
+		 * `allow-list`: the tasks in private subnets without a route out, reaching AWS through VPC
+		 * endpoints and everything else through the egress proxy service (README › Deploying to AWS).
+		 */
+		egress: "open" | "allow-list";
 	};
 	/** A custom domain for the API (its Route 53 zone must be in the account); else AWS's URL. */
 	domain?: string;
@@ -76,6 +81,7 @@ export function deployConfig(
 				["fargate", "spot"],
 				"fargate",
 			),
+			egress: pick("LISA_AGENT_EGRESS", env.LISA_AGENT_EGRESS, ["open", "allow-list"], "open"),
 		},
 		domain: env.LISA_DOMAIN?.trim() || undefined,
 		logRetention: pick("LISA_LOG_RETENTION", env.LISA_LOG_RETENTION, LOG_RETENTIONS, "1 month"),

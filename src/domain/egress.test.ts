@@ -1,17 +1,30 @@
 import { expect, it } from "vitest";
-import { egressAllowList, HOST_PATTERN, hostAllowed, SETUP_REGISTRIES } from "./egress";
+import { egressAllowList, HOST_PATTERN, hostAllowed, SETUP_REGISTRIES, serverOf } from "./egress";
 
 it("allows a host named exactly or under a *.suffix, in any case, and nothing that only ends alike", () => {
 	const allow = ["registry.npmjs.org", "*.example.com", "10.0.0.5"];
-	expect(hostAllowed("registry.npmjs.org", allow)).toBe(true);
-	expect(hostAllowed("Registry.NPMjs.org.", allow)).toBe(true);
-	expect(hostAllowed("a.b.example.com", allow)).toBe(true);
-	expect(hostAllowed("example.com", allow)).toBe(false);
-	expect(hostAllowed("evilexample.com", allow)).toBe(false);
-	expect(hostAllowed("registry.npmjs.org.evil.io", allow)).toBe(false);
-	expect(hostAllowed("10.0.0.5", allow)).toBe(true);
-	expect(hostAllowed("10.0.0.50", allow)).toBe(false);
-	expect(hostAllowed("", ["*."])).toBe(false);
+	expect(hostAllowed("registry.npmjs.org", 443, allow)).toBe(true);
+	expect(hostAllowed("Registry.NPMjs.org.", 443, allow)).toBe(true);
+	expect(hostAllowed("a.b.example.com", 443, allow)).toBe(true);
+	expect(hostAllowed("example.com", 443, allow)).toBe(false);
+	expect(hostAllowed("evilexample.com", 443, allow)).toBe(false);
+	expect(hostAllowed("registry.npmjs.org.evil.io", 443, allow)).toBe(false);
+	expect(hostAllowed("10.0.0.5", 443, allow)).toBe(true);
+	expect(hostAllowed("10.0.0.50", 443, allow)).toBe(false);
+	expect(hostAllowed("", 443, ["*."])).toBe(false);
+});
+
+it("allows the code host on its own port only", () => {
+	const allow = [
+		serverOf("http://127.0.0.1:8123/acme/api.git") ?? "",
+		serverOf("https://GitHub.com/a/b") ?? "",
+	];
+	expect(allow).toEqual(["127.0.0.1:8123", "github.com:443"]);
+	expect(hostAllowed("127.0.0.1", 8123, allow)).toBe(true);
+	expect(hostAllowed("127.0.0.1", 8000, allow)).toBe(false);
+	expect(hostAllowed("github.com", 22, allow)).toBe(false);
+	expect(serverOf("file:///srv/git/api.git")).toBeUndefined();
+	expect(serverOf("not a url")).toBeUndefined();
 });
 
 it("gives setup the registries besides the code host and the config's hosts, and the agent only those", () => {

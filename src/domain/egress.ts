@@ -1,5 +1,6 @@
-// The agent's egress allow-list (README › Egress): which hosts the egress proxy lets an attempt's
-// agent reach. A pattern is a host name, an IP address, or `*.suffix` for every name under suffix.
+// The agent's egress allow-list (README › Security): which hosts the egress proxy lets an attempt's
+// agent reach. A pattern is a host name, an IP address, or `*.suffix` for every name under suffix,
+// any port; the code host is allowed on its own port only (`host:port`).
 
 /** A host pattern as the config and the proxy write it: lower case, no trailing dot, no port. */
 export const HOST_PATTERN =
@@ -26,6 +27,13 @@ export const SETUP_REGISTRIES: readonly string[] = [
 	"repo1.maven.org",
 ];
 
+/** The code host the token is for: github.com, or the host of GITHUB_API_URL (GitHub Enterprise). */
+export function codeHost(apiUrl: string | undefined): string {
+	if (!apiUrl) return "github.com";
+	const host = new URL(apiUrl).hostname;
+	return host === "api.github.com" ? "github.com" : host;
+}
+
 /** `host` as the allow-list compares it: lower case, without a trailing dot or IPv6 brackets. */
 export function normalHost(host: string): string {
 	return host
@@ -35,21 +43,37 @@ export function normalHost(host: string): string {
 		.replace(/\.$/, "");
 }
 
-/** Whether `host` is on `allow`: named exactly, or under a `*.suffix` pattern (not the suffix itself). */
-export function hostAllowed(host: string, allow: readonly string[]): boolean {
+/**
+ * Whether `host:port` is on `allow`: the host named exactly (with that port, when the pattern has
+ * one), or under a `*.suffix` pattern (not the suffix itself).
+ */
+export function hostAllowed(host: string, port: number, allow: readonly string[]): boolean {
 	const h = normalHost(host);
 	if (!h) return false;
-	return allow.some((p) => {
-		const pattern = normalHost(p);
+	return allow.some((entry) => {
+		const [, name = "", only] = /^(.*?)(?::(\d+))?$/.exec(entry) ?? [];
+		const pattern = normalHost(name);
+		if (only !== undefined && Number(only) !== port) return false;
 		return pattern.startsWith("*.") ? h.endsWith(pattern.slice(1)) : h === pattern;
 	});
+}
+
+/** Where an http(s) URL's server is, as an allow-list entry (`host:port`), or undefined. */
+export function serverOf(url: string): string | undefined {
+	try {
+		const u = new URL(url);
+		if (u.protocol !== "https:" && u.protocol !== "http:") return undefined;
+		return `${normalHost(u.hostname)}:${u.port || (u.protocol === "https:" ? 443 : 80)}`;
+	} catch {
+		return undefined;
+	}
 }
 
 export type EgressPhase = "setup" | "agent";
 
 /**
- * What a phase may reach: the code host and the hosts the repositories' config names; `setup` also
- * the package registries.
+ * What a phase may reach: the code host (`host:port`) and the hosts the repositories' config names;
+ * `setup` also the package registries.
  */
 export function egressAllowList(
 	phase: EgressPhase,
@@ -57,5 +81,5 @@ export function egressAllowList(
 	configured: readonly string[],
 ): string[] {
 	const all = [...codeHosts, ...configured, ...(phase === "setup" ? SETUP_REGISTRIES : [])];
-	return [...new Set(all.map(normalHost))];
+	return [...new Set(all.map((e) => e.trim().toLowerCase()))];
 }

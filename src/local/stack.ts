@@ -46,7 +46,7 @@ export interface LocalStack {
 	settings: Settings;
 	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
 	agentUids?: UidRange;
-	/** Each agent runs in a network of its own (the child launcher with agent uids, README › Security). */
+	/** Each agent runs in a network of its own (with agent uids, under either launcher; README › Security). */
 	agentsConfined: boolean;
 	/** Where the agents work and what they run (agent-reach.ts). */
 	agentReach: AgentReach;
@@ -221,7 +221,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			signInLink: (at = "/") => `${url}${at}#code=${signInCodes.issue()}`,
 			settings,
 			agentUids: uidRange,
-			agentsConfined: launcher instanceof LocalLauncher && uidRange !== undefined,
+			agentsConfined: uidRange !== undefined,
 			agentReach: reach,
 			...(launcher instanceof ContainerLauncher ? { image: launcher.image } : {}),
 			tasks:

@@ -7,6 +7,7 @@
 # environment and memory is that it runs as another user (LISA_AGENT_UID); this is a second layer.
 # LISA_SECRETS_FILE names a JSON object of more of them (the container launcher mounts one, readable
 # by root only: podman shows the values of secrets given as variables in `podman inspect`).
+# Arguments go to the task (`egress-proxy`: the image as the egress proxy service).
 set -eu
 main="$(dirname "$0")/agent.mjs"
 handoff=$(node -e '
@@ -29,12 +30,12 @@ $handoff
 HANDOFF
 unset LISA_SECRETS_FILE
 if [ "$secrets" = "{}" ]; then
-	exec node "$main"
+	exec node "$main" "$@"
 fi
 for name in $names; do
 	unset "$name"
 done
 export LISA_SECRETS_FD=3
-exec node "$main" 3<<SECRETS
+exec node "$main" "$@" 3<<SECRETS
 $secrets
 SECRETS

@@ -7,6 +7,7 @@ import { CLI_SPECS } from "./agents/providers";
 import { checkInstalledClis } from "./agents/providers/flags";
 import { runStep } from "./attempt/step";
 import { takeGithubToken } from "./attempt/token";
+import { serveEgress } from "./egress/service";
 
 // Entry point of the agent task (ECS container or local child process). Env contract: README › The agent task.
 
@@ -59,7 +60,16 @@ async function checkClis(): Promise<void> {
 for (const signal of ["SIGTERM", "SIGINT"] as const)
 	process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
 
-(process.argv[2] === "check-clis" ? checkClis() : main()).catch((err) => {
+/** `agent.mjs egress-proxy`: the image as the egress proxy service (AWS, LISA_AGENT_EGRESS=allow-list). */
+async function egressProxy(): Promise<void> {
+	await serveEgress(process.env, createLogger("lisa-egress"));
+}
+
+const commands: Record<string, () => Promise<void>> = {
+	"check-clis": checkClis,
+	"egress-proxy": egressProxy,
+};
+(commands[process.argv[2] ?? ""] ?? main)().catch((err) => {
 	createLogger("lisa-agent").error({ err }, "agent task crashed");
 	process.exit(1);
 });

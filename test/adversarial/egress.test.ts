@@ -21,16 +21,8 @@ beforeAll(async () => {
 	await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
 	sitePort = (site.address() as AddressInfo).port;
 	w = await createStackWorld({
-		config: ({ repo }) => `source: linear
-source_config: {team: ENG, label: lisa, pick_from: Todo, in_progress: In Progress, done: In Review}
-provider: claude
-limits: {max_attempts: 1}
-repos:
-  - name: api
-    url: ${repo.url}
-    slug: acme/api
-    network: {allow: [127.0.0.1, "*.allowed.example"]}
-`,
+		configExtra: "limits: {max_attempts: 1}\n",
+		allow: ["127.0.0.1", "*.allowed.example"],
 	});
 });
 afterAll(async () => {

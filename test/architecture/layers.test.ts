@@ -50,6 +50,7 @@ const keeping: Probe[] = [
 	{ file: "src/task/probe.ts", imports: "../store" },
 	{ file: "src/runtime/probe.ts", imports: "../store/dynamo" },
 	{ file: "infra/probe.ts", imports: "../src/config/links" },
+	{ file: "infra/probe.ts", imports: "../src/config/egress" },
 ];
 
 /** Each probe with the file it is planted as: its `file` numbered, so that no two collide. */

@@ -26,6 +26,8 @@ export interface StackOptions {
 	source?: SourceName;
 	/** Extra YAML appended to the generated config. */
 	configExtra?: string;
+	/** Every repository's `network.allow` in the generated config. */
+	allow?: readonly string[];
 	/** More repositories beside `api` (bare repos, on the GitHub double as acme/<name>, in the config). */
 	moreRepos?: string[];
 	/** Replace the generated config entirely. */
@@ -65,6 +67,7 @@ const parts = (opts: StackOptions) =>
 		config: {
 			source: opts.source,
 			extra: `provider: claude\n${opts.configExtra ?? ""}`,
+			allow: opts.allow,
 			text: opts.config,
 		},
 	}) as const;

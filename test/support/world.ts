@@ -86,6 +86,8 @@ export interface ConfigOptions {
 	repos?: readonly string[];
 	/** YAML appended. */
 	extra?: string;
+	/** Every repository's `network.allow`. */
+	allow?: readonly string[];
 	/** The whole text instead. */
 	text?: (w: { repo: BareRepo; repos: Record<string, BareRepo> }) => string;
 }
@@ -262,7 +264,10 @@ export async function createWorld<const O extends WorldOptions>(opts: O): Promis
 				.map((name) => {
 					const url = repos[name]?.url ?? `https://github.com/acme/${name}.git`;
 					const slug = opts.github ? `    slug: acme/${name}\n` : "";
-					return `  - name: ${name}\n    url: ${url}\n${slug}`;
+					const allow = opts.config?.allow
+						? `    network: {allow: ${JSON.stringify(opts.config.allow)}}\n`
+						: "";
+					return `  - name: ${name}\n    url: ${url}\n${slug}${allow}`;
 				})
 				.join("")}`;
 		w.reposYaml = reposYaml;

@@ -58,7 +58,7 @@ export const SOURCE_LABEL = "lisa.source";
 
 /**
  * A digest of what the image runs: the task's bundle (built in memory, as the image builds it),
- * its entrypoint, Dockerfile.agent and the agent CLIs' pins. An image whose label differs was
+ * its entrypoint, the network namespace's holder, Dockerfile.agent and the agent CLIs' pins. An image whose label differs was
  * built from other code, and runs what this checkout no longer holds.
  */
 export async function sourceDigest(root = ROOT): Promise<string> {
@@ -77,6 +77,7 @@ export async function sourceDigest(root = ROOT): Promise<string> {
 	for (const f of [
 		"Dockerfile.agent",
 		"src/task/entrypoint.sh",
+		"src/task/egress/holder.mjs",
 		"agents/package.json",
 		"agents/package-lock.json",
 		"agents/select.mjs",

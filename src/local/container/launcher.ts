@@ -28,7 +28,7 @@ import { type ContainerRuntime, runtimeCall } from "./runtime";
  * URLs) goes in the task's secret file, which the entrypoint hands to the task with the secrets.
  */
 const SHOWN =
-	/^(LISA_(RUN_ID|STEP_INDEX|ATTEMPT|TABLE_NAME|EVENTS_QUEUE_URL|DYNAMODB_ENDPOINT|SQS_ENDPOINT|AGENT_UID|AGENT_GID|AGENT_HOME)|AWS_REGION)$/;
+	/^(LISA_(RUN_ID|STEP_INDEX|ATTEMPT|TABLE_NAME|EVENTS_QUEUE_URL|DYNAMODB_ENDPOINT|SQS_ENDPOINT|AGENT_UID|AGENT_GID|AGENT_HOME|AGENT_NETWORK)|AWS_REGION)$/;
 /** What describes the stack's machine, not the task's: the image has its own. */
 const HOST_ONLY = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TERM)$/;
 const STOP_GRACE_SECONDS = 10;
@@ -166,6 +166,7 @@ export class ContainerLauncher implements Launcher {
 			LISA_AGENT_UID: String(uid),
 			LISA_AGENT_GID: String(uid),
 			LISA_AGENT_HOME: "",
+			LISA_AGENT_NETWORK: "allow-list",
 		};
 		const shown: Record<string, string> = {};
 		const secret: Record<string, string> = {};
@@ -296,6 +297,13 @@ export class ContainerLauncher implements Launcher {
 			String(pidsLimit),
 			"--security-opt",
 			"no-new-privileges",
+			// The task (root) makes its agent's network namespace and brings its loopback up
+			// (src/task/egress/namespace.ts); the agent, another uid under no-new-privileges, holds no
+			// capability at all.
+			"--cap-add",
+			"SYS_ADMIN",
+			"--cap-add",
+			"NET_ADMIN",
 			// Its output is the task's log (start --attach); the runtime's copy goes with the container.
 			"--log-driver",
 			"k8s-file",

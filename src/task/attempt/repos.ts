@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { HOST_PATTERN } from "../../domain/egress";
+import { codeHost, HOST_PATTERN } from "../../domain/egress";
 import type { LaunchRepo } from "../../launcher/launcher";
 import { StepFailure } from "./failure";
 
@@ -18,13 +18,6 @@ const launchReposSchema = z.array(
 		allow: z.array(z.string().regex(HOST_PATTERN)).optional(),
 	}),
 );
-
-/** The code host the token is for: github.com, or the host of GITHUB_API_URL (GitHub Enterprise). */
-export function codeHost(apiUrl: string | undefined): string {
-	if (!apiUrl) return "github.com";
-	const host = new URL(apiUrl).hostname;
-	return host === "api.github.com" ? "github.com" : host;
-}
 
 /**
  * The launch's repositories; an http(s) one must be on the code host, since commands that talk to

@@ -1,3 +1,4 @@
+import { MODEL_ENDPOINTS } from "../../config/egress";
 import type { ProviderName } from "../../config/schema";
 import type { KeyHeader, ModelApi } from "./apis";
 import type { Lease, Upstream } from "./broker";
@@ -16,9 +17,12 @@ export interface BrokeredKey {
 	official?: string;
 }
 
-const ANTHROPIC = "https://api.anthropic.com";
-const OPENAI = "https://api.openai.com/v1";
-const GEMINI = "https://generativelanguage.googleapis.com";
+const {
+	anthropic: ANTHROPIC,
+	openai: OPENAI,
+	gemini: GEMINI,
+	openrouter: OPENROUTER,
+} = MODEL_ENDPOINTS;
 
 export const BROKERED_KEYS: Record<ProviderName, readonly BrokeredKey[]> = {
 	claude: [
@@ -91,7 +95,7 @@ export const BROKERED_KEYS: Record<ProviderName, readonly BrokeredKey[]> = {
 			base: "OPENCODE_OPENROUTER_BASE_URL",
 			api: "chat",
 			header: "bearer",
-			official: "https://openrouter.ai/api/v1",
+			official: OPENROUTER,
 		},
 	],
 	builtin: [{ key: "LISA_LLM_API_KEY", base: "LISA_LLM_BASE_URL", api: "chat", header: "bearer" }],

@@ -1,4 +1,4 @@
-import { egressAllowList } from "../../domain/egress";
+import { egressAllowList, serverOf } from "../../domain/egress";
 import type { LaunchRepo } from "../../launcher/launcher";
 import type { Timeline } from "../attempt/timeline";
 import type { Broker } from "../broker/broker";
@@ -23,18 +23,6 @@ export function confinesNetwork(env: NodeJS.ProcessEnv): boolean {
 	return env.LISA_AGENT_NETWORK === "allow-list";
 }
 
-/** The hosts of the repositories' http(s) URLs: where the code is. */
-function codeHosts(repos: readonly LaunchRepo[]): string[] {
-	return repos.flatMap((r) => {
-		try {
-			const url = new URL(r.url);
-			return url.protocol === "https:" || url.protocol === "http:" ? [url.hostname] : [];
-		} catch {
-			return [];
-		}
-	});
-}
-
 /** Confines `user`'s network: from now on runProcess starts its programs in the namespace. */
 export async function confineAgent(
 	user: AgentUser,
@@ -43,7 +31,9 @@ export async function confineAgent(
 	timeline: Timeline,
 ): Promise<Confinement> {
 	const configured = repos.flatMap((r) => r.allow ?? []);
-	const hosts = codeHosts(repos);
+	// The code host on its port alone: where it shares a machine's loopback with other services
+	// (a self-hosted git server), the agent reaches none of them through it.
+	const hosts = repos.flatMap((r) => serverOf(r.url) ?? []);
 	const proxy = new EgressProxy(
 		(phase) => egressAllowList(phase, hosts, configured),
 		(d) =>
@@ -55,8 +45,9 @@ export async function confineAgent(
 	);
 	const proxyPort = broker.port === PROXY_PORT ? PROXY_PORT + 1 : PROXY_PORT;
 	const ns = await openAgentNamespace([broker.port, proxyPort]);
-	broker.serve(ns.listeners.get(broker.port) as NonNullable<ReturnType<typeof ns.listeners.get>>);
-	proxy.serve(ns.listeners.get(proxyPort) as NonNullable<ReturnType<typeof ns.listeners.get>>);
+	const [toBroker, toProxy] = ns.listeners;
+	if (toBroker) broker.serve(toBroker);
+	if (toProxy) proxy.serve(toProxy);
 	const proxyUrl = `http://127.0.0.1:${proxyPort}`;
 	user.network = {
 		enter: () => ns.enter(user.uid, user.gid),

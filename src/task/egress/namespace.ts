@@ -13,8 +13,8 @@ const HOLDER = fileURLToPath(new URL("./holder.mjs", import.meta.url));
 const READY_MS = 15_000;
 
 export interface AgentNamespace {
-	/** The ports of `open`, each listening inside the namespace. */
-	readonly listeners: ReadonlyMap<number, Server>;
+	/** A listener inside the namespace for each port asked for, in order. */
+	readonly listeners: readonly Server[];
 	/** `nsenter`'s argv to run a program in the namespace as uid:gid. */
 	enter(uid: number, gid: number): string[];
 	close(): Promise<void>;
@@ -54,7 +54,7 @@ export async function openAgentNamespace(ports: readonly number[]): Promise<Agen
 		);
 	}
 	return {
-		listeners,
+		listeners: ports.map((p) => listeners.get(p) as Server),
 		enter: (uid, gid) => ["nsenter", `--net=${namespaceOf(holder)}`, `-S${uid}`, `-G${gid}`, "--"],
 		async close() {
 			for (const l of listeners.values()) l.close();

@@ -57,7 +57,7 @@ export class EgressProxy {
 	}
 
 	private permits(host: string, port: number): boolean {
-		if (hostAllowed(host, this.allowed(this.phase))) return true;
+		if (hostAllowed(host, port, this.allowed(this.phase))) return true;
 		const key = `${this.phase} ${normalHost(host)}:${port}`;
 		if (!this.said.has(key)) {
 			this.said.add(key);

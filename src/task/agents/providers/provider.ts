@@ -118,6 +118,14 @@ const BASE_ENV = [
 	"TMPDIR",
 	"TZ",
 	"SHELL",
+	// The way out where there is one (the egress proxy, README › Security).
+	"HTTP_PROXY",
+	"HTTPS_PROXY",
+	"NO_PROXY",
+	"http_proxy",
+	"https_proxy",
+	"no_proxy",
+	"NODE_USE_ENV_PROXY",
 	// Not a secret: how the attempt finds its agent's processes without an agent user.
 	AGENT_MARK,
 ];

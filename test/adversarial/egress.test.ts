@@ -11,6 +11,15 @@ import { createStackWorld, type StackWorld } from "../support/stack";
 
 const ROOT = process.getuid?.() === 0;
 
+/** A CONNECT to registry.npmjs.org through the proxy: exit 1 on the proxy's 403. */
+const SETUP_REACHES_NPM = [
+	"const proxy = new URL(process.env.HTTPS_PROXY);",
+	'const req = require("node:http").request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "registry.npmjs.org:443" });',
+	'req.on("connect", (res, socket) => { socket.destroy(); console.log("the proxy answered", res.statusCode); process.exit(res.statusCode === 403 ? 1 : 0); });',
+	'req.on("error", (e) => { console.log(e.message); process.exit(1); });',
+	"req.end();",
+].join(" ");
+
 let w: StackWorld;
 let site: Server;
 let sitePort: number;
@@ -23,6 +32,9 @@ beforeAll(async () => {
 	w = await createStackWorld({
 		configExtra: "limits: {max_attempts: 1}\n",
 		allow: ["127.0.0.1", "*.allowed.example"],
+		// Setup may reach the registries: its tunnel to npm's is not refused (offline it then fails
+		// to resolve: 502). The setup fails, and with it the run, if the proxy refuses it.
+		setup: [`node -e '${SETUP_REACHES_NPM}'`],
 	});
 });
 afterAll(async () => {
@@ -71,6 +83,8 @@ describe.skipIf(!ROOT)("the agent's network, against a hostile agent", () => {
 			`/api/runs/${runId}/events?limit=500`,
 		);
 		const denied = body.events.filter((e) => e.type === "egress.denied").map((e) => e.data);
+		// Setup's tunnel to the registry was not refused; the agent's is.
+		expect(body.events.some((e) => e.type === "setup.finished")).toBe(true);
 		expect(denied).toEqual([
 			{ host: "exfil.example", port: 443, phase: "agent" },
 			{ host: "localhost", port: 8080, phase: "agent" },

@@ -26,8 +26,9 @@ export interface StackOptions {
 	source?: SourceName;
 	/** Extra YAML appended to the generated config. */
 	configExtra?: string;
-	/** Every repository's `network.allow` in the generated config. */
+	/** Every repository's `network.allow` and `setup` in the generated config. */
 	allow?: readonly string[];
+	setup?: readonly string[];
 	/** More repositories beside `api` (bare repos, on the GitHub double as acme/<name>, in the config). */
 	moreRepos?: string[];
 	/** Replace the generated config entirely. */
@@ -68,6 +69,7 @@ const parts = (opts: StackOptions) =>
 			source: opts.source,
 			extra: `provider: claude\n${opts.configExtra ?? ""}`,
 			allow: opts.allow,
+			setup: opts.setup,
 			text: opts.config,
 		},
 	}) as const;

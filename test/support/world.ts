@@ -88,6 +88,8 @@ export interface ConfigOptions {
 	extra?: string;
 	/** Every repository's `network.allow`. */
 	allow?: readonly string[];
+	/** Every repository's `setup` commands. */
+	setup?: readonly string[];
 	/** The whole text instead. */
 	text?: (w: { repo: BareRepo; repos: Record<string, BareRepo> }) => string;
 }
@@ -267,7 +269,10 @@ export async function createWorld<const O extends WorldOptions>(opts: O): Promis
 					const allow = opts.config?.allow
 						? `    network: {allow: ${JSON.stringify(opts.config.allow)}}\n`
 						: "";
-					return `  - name: ${name}\n    url: ${url}\n${slug}${allow}`;
+					const setup = opts.config?.setup
+						? `    setup: ${JSON.stringify(opts.config.setup)}\n`
+						: "";
+					return `  - name: ${name}\n    url: ${url}\n${slug}${allow}${setup}`;
 				})
 				.join("")}`;
 		w.reposYaml = reposYaml;

@@ -111,6 +111,8 @@ describe("what a container is given", () => {
 			LISA_AGENT_UID: "64003",
 			LISA_AGENT_GID: "64003",
 			LISA_AGENT_HOME: "",
+			// Its agent gets a network of its own (README › Security).
+			LISA_AGENT_NETWORK: "allow-list",
 		});
 		expect(secret).toEqual({
 			GITHUB_TOKEN: "ghp_secret",

@@ -2,7 +2,7 @@ import { ulid } from "ulid";
 import type { LisaConfig } from "../config/schema";
 import { continueEpic } from "../domain/epic-continue";
 import { holdsIssue } from "../domain/issue-lock";
-import { cancelPatch, failPatch } from "../domain/progress";
+import { cancelPatch } from "../domain/progress";
 import { isEpic, whyNotQualifying, whySessionNotLive } from "../domain/qualify";
 import {
 	type IssueSnapshot,
@@ -20,7 +20,7 @@ import { epicAdvance, type RunRequested } from "../queue/messages";
 import { dailyBudgetWait, sayDailyWait } from "./budget";
 import type { PipelineDeps } from "./deps";
 import { currentEpic } from "./epic-final";
-import { finalize } from "./finalize";
+import { failForGood, finalize } from "./finalize";
 import { mutate, note } from "./mutate";
 import { acknowledgeSession, recordProgress, reportStart } from "./report";
 import { claimLaunch, startTask } from "./steps";
@@ -40,7 +40,10 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 
 	if (!run.config && run.epicTask) {
 		const why = await whyEpicEnded(deps, run.epicTask.runId);
-		if (why) return cancelUntouched(deps, run, why);
+		if (why) {
+			await cancelQuietly(deps, run.runId, why, { untouched: true });
+			return finalize(deps, runId);
+		}
 	}
 	if (!run.config) {
 		const prepared = await prepare(deps, run);
@@ -110,40 +113,17 @@ async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): 
 	return (await deps.store.getRun(runId)) ?? run;
 }
 
-async function fail(deps: PipelineDeps, runId: string, reason: string): Promise<undefined> {
-	const now = deps.now().toISOString();
-	await mutate(deps, runId, (r) =>
-		isTerminalRun(r.status) ? {} : { patch: failPatch(r, now, reason) },
-	);
-	await note(deps, runId, "run.failed", reason);
-	return undefined;
-}
-
-/** Resolves config, issue, lock and steps; returns the running run, or undefined when it ended. */
+/**
+ * Resolves the run's config, issue, lock, budget, slot and first step, in that order; returns the
+ * running run, or undefined when a stage ended it or left it waiting (each stage says so on the
+ * run itself).
+ */
 async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
-	const state = deps.config();
-	if (state.status === "missing")
-		return fail(deps, run.runId, `no config: create ${state.file} (see README › Config)`);
-	if (state.status === "invalid") return fail(deps, run.runId, state.error.message);
-	const config = state.config;
-
-	let found: TrackerIssue;
-	try {
-		found = await deps.tracker(run.source).fetchIssue(run.issueKey ?? run.issueId);
-	} catch (err) {
-		if (err instanceof NotConfigured) return fail(deps, run.runId, err.message);
-		if (err instanceof TrackerError && !err.transient) return fail(deps, run.runId, err.message);
-		throw err; // transient: the message is redelivered
-	}
-	const issue: IssueSnapshot = {
-		id: found.id,
-		key: found.key,
-		title: found.title,
-		description: found.description.slice(0, MAX_DESCRIPTION),
-		url: found.url,
-		teamId: found.teamId,
-	};
-
+	const config = await configOf(deps, run.runId);
+	if (!config) return undefined;
+	const found = await readIssue(deps, run);
+	if (!found) return undefined;
+	const issue = snapshotOf(found);
 	// Before anything reaches the tracker: a webhook's run stands only while its issue (or agent
 	// session) still waits for Lisa. API, retry and poll runs were asked for explicitly.
 	if (run.trigger === "webhook") {
@@ -153,86 +133,148 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	// Linear shows an agent as unresponsive without an activity within 10 s: answer before waiting
 	// for the issue's lock or a slot.
 	run = await acknowledgeSession(deps, run);
+	if (!(await takeIssueLock(deps, run, issue))) return undefined;
+	if (!(await withinDailyBudget(deps, run, config, issue))) return undefined;
+	if (!(await takeRunSlot(deps, run.runId, config))) return undefined;
+	const gone = missingRepo(run, config);
+	if (gone) return failForGood(deps, run.runId, gone).then(() => undefined);
+	// An epic by its labels as the tracker has them now: a Trello move into pick_from says nothing
+	// of the card's labels (README › Epics).
+	if (run.trigger === "webhook" && !run.epic && isEpic(found.labels, config.epic))
+		run = { ...run, epic: { tasks: [] } };
+	return start(deps, run, config, issue);
+}
 
-	const lock = await deps.store.acquireIssueLock(run.source, issue.id, run.runId);
-	if (!lock.acquired) {
-		const holder = await deps.store.getRun(lock.holder);
-		const retaken = holdsIssue(holder, deps.now())
-			? false
-			: (await deps.store.acquireIssueLock(run.source, issue.id, run.runId, lock.holder)).acquired;
-		if (!retaken) {
-			// A finished run whose tracker updates are pending keeps the issue: this one waits, so
-			// the old run's last status change and comment never land on top of the new run.
-			// A follow-up round waits for the issue's other run, whatever it is doing.
-			if (run.round && holder && !isTerminalRun(holder.status))
-				return waitQueued(
-					deps,
-					run.runId,
-					`waiting for run ${holder.runId} of the issue to finish (one active run per issue)`,
-				);
-			if (holder && isTerminalRun(holder.status))
-				return waitQueued(
-					deps,
-					run.runId,
-					`waiting for the issue's previous run ${holder.runId} (${holder.status}) to finish updating the tracker`,
-				);
-			const now = deps.now().toISOString();
-			const reason = `issue ${issue.key ?? issue.id} already has an active run (${lock.holder})`;
-			await mutate(deps, run.runId, (r) => {
-				if (isTerminalRun(r.status)) return {};
-				const cancel = cancelPatch(r, now, reason);
-				// The other run owns the issue: this one leaves the tracker alone.
-				return {
-					patch: { ...cancel, set: { ...cancel.set, issueId: issue.id, tracker: { skip: true } } },
-				};
-			});
-			await note(deps, run.runId, "run.cancelled", reason, { data: { activeRun: lock.holder } });
-			return undefined;
-		}
+/** The config the run will keep, or undefined when there is none to keep (the run failed). */
+async function configOf(deps: PipelineDeps, runId: string): Promise<LisaConfig | undefined> {
+	const state = deps.config();
+	if (state.status === "ok") return state.config;
+	const reason =
+		state.status === "missing"
+			? `no config: create ${state.file} (see README › Config)`
+			: state.error.message;
+	await failForGood(deps, runId, reason);
+	return undefined;
+}
+
+/** The issue as the tracker has it now; undefined when it cannot be read for good (the run failed). */
+async function readIssue(deps: PipelineDeps, run: Run): Promise<TrackerIssue | undefined> {
+	try {
+		return await deps.tracker(run.source).fetchIssue(run.issueKey ?? run.issueId);
+	} catch (err) {
+		const lasting = err instanceof NotConfigured || (err instanceof TrackerError && !err.transient);
+		if (!lasting) throw err; // transient: the message is redelivered
+		await failForGood(deps, run.runId, (err as Error).message);
+		return undefined;
 	}
+}
 
-	// A day's budget spent: the run waits queued (keeping the issue's lock) until the next day or a
-	// raised budget; the sweeper asks again every pass.
+const snapshotOf = (found: TrackerIssue): IssueSnapshot => ({
+	id: found.id,
+	key: found.key,
+	title: found.title,
+	description: found.description.slice(0, MAX_DESCRIPTION),
+	url: found.url,
+	teamId: found.teamId,
+});
+
+/**
+ * One active run per issue: takes the issue's lock (or retakes it from a run that no longer holds
+ * it). Without it the run waits queued when the holder is this issue's finished run still updating
+ * the tracker, or a follow-up round waits for the issue's other run; else it is cancelled quietly.
+ */
+async function takeIssueLock(deps: PipelineDeps, run: Run, issue: IssueSnapshot): Promise<boolean> {
+	const lock = await deps.store.acquireIssueLock(run.source, issue.id, run.runId);
+	if (lock.acquired) return true;
+	const holder = await deps.store.getRun(lock.holder);
+	if (!holdsIssue(holder, deps.now())) {
+		const retaken = await deps.store.acquireIssueLock(run.source, issue.id, run.runId, lock.holder);
+		if (retaken.acquired) return true;
+	}
+	// A finished run whose tracker updates are pending keeps the issue: this one waits, so the old
+	// run's last status change and comment never land on top of the new run.
+	if (run.round && holder && !isTerminalRun(holder.status))
+		await waitQueued(
+			deps,
+			run.runId,
+			`waiting for run ${holder.runId} of the issue to finish (one active run per issue)`,
+		);
+	else if (holder && isTerminalRun(holder.status))
+		await waitQueued(
+			deps,
+			run.runId,
+			`waiting for the issue's previous run ${holder.runId} (${holder.status}) to finish updating the tracker`,
+		);
+	// The other run owns the issue: this one leaves the tracker alone.
+	else
+		await cancelQuietly(
+			deps,
+			run.runId,
+			`issue ${issue.key ?? issue.id} already has an active run (${lock.holder})`,
+			{ issueId: issue.id, data: { activeRun: lock.holder } },
+		);
+	return false;
+}
+
+/**
+ * A day's budget spent: the run waits queued (keeping the issue's lock) until the next day or a
+ * raised budget; the sweeper asks again every pass.
+ */
+async function withinDailyBudget(
+	deps: PipelineDeps,
+	run: Run,
+	config: LisaConfig,
+	issue: IssueSnapshot,
+): Promise<boolean> {
 	const repo =
 		run.round?.repo ??
 		run.epicTask?.repo ??
 		(run.epic || config.repos.length > 1 ? undefined : pickRepo(config, issue.title).name);
 	const broke = await dailyBudgetWait(deps, config, repo);
-	if (broke) {
-		await waitQueued(deps, run.runId, broke);
-		return sayDailyWait(deps, run, issue.id, broke);
-	}
+	if (!broke) return true;
+	await waitQueued(deps, run.runId, broke);
+	await sayDailyWait(deps, run, issue.id, broke);
+	return false;
+}
 
-	// At most limits.max_concurrent_runs runs work at once. Without a slot the run stays queued
-	// (keeping the issue's lock); the next run to finish, or the sweeper, sends its request again.
+/**
+ * At most limits.max_concurrent_runs runs work at once. Without a slot the run stays queued
+ * (keeping the issue's lock); the next run to finish, or the sweeper, sends its request again.
+ */
+async function takeRunSlot(
+	deps: PipelineDeps,
+	runId: string,
+	config: LisaConfig,
+): Promise<boolean> {
 	const max = config.limits.max_concurrent_runs;
-	const slot = await deps.store.acquireRunSlot(run.runId, max);
-	if (!slot.acquired)
-		return waitQueued(
-			deps,
-			run.runId,
-			`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
-		);
+	const slot = await deps.store.acquireRunSlot(runId, max);
+	if (slot.acquired) return true;
+	await waitQueued(
+		deps,
+		runId,
+		`waiting for a free slot: ${slot.active} of ${max} runs are active (limits.max_concurrent_runs)`,
+	);
+	return false;
+}
 
-	const round = run.round;
-	if (round && !config.repos.some((r) => r.name === round.repo))
-		return fail(
-			deps,
-			run.runId,
-			`repo "${round.repo}" of ${round.prUrl} is no longer in the config`,
-		);
-	const task = run.epicTask;
-	if (task && !config.repos.some((r) => r.name === task.repo))
-		return fail(
-			deps,
-			run.runId,
-			`repo "${task.repo}" of the epic's task ${task.taskId} is no longer in the config`,
-		);
-	// An epic by its labels as the tracker has them now: a Trello move into pick_from says nothing
-	// of the card's labels (README › Epics).
-	if (run.trigger === "webhook" && !run.epic && isEpic(found.labels, config.epic))
-		run = { ...run, epic: { tasks: [] } };
-	const epic = run.epic;
+/** Why a round's or an epic task's repository cannot be worked on: it left the config. */
+function missingRepo(run: Run, config: LisaConfig): string | undefined {
+	const known = (name: string) => config.repos.some((r) => r.name === name);
+	if (run.round && !known(run.round.repo))
+		return `repo "${run.round.repo}" of ${run.round.prUrl} is no longer in the config`;
+	if (run.epicTask && !known(run.epicTask.repo))
+		return `repo "${run.epicTask.repo}" of the epic's task ${run.epicTask.taskId} is no longer in the config`;
+	return undefined;
+}
+
+/** The one write that starts the run: its issue, its config snapshot and its first step. */
+async function start(
+	deps: PipelineDeps,
+	run: Run,
+	config: LisaConfig,
+	issue: IssueSnapshot,
+): Promise<Run | undefined> {
+	const { epic, round } = run;
 	const first = firstStep(run, config, issue.title);
 	const planning = first?.kind !== undefined;
 	const res = await mutate(deps, run.runId, (r) => {
@@ -339,18 +381,9 @@ async function cancelUnwanted(
 	const reason = active
 		? `issue ${name} already has an active run (${active.runId})`
 		: `issue ${name} no longer waits for Lisa: ${why}`;
-	const now = deps.now().toISOString();
-	await mutate(deps, run.runId, (r) => {
-		if (isTerminalRun(r.status)) return {};
-		const cancel = cancelPatch(r, now, reason);
-		return {
-			patch: {
-				...cancel,
-				set: { ...cancel.set, issueId: issue.id, tracker: { skip: true, untouched: true } },
-			},
-		};
-	});
-	await note(deps, run.runId, "run.cancelled", reason, {
+	await cancelQuietly(deps, run.runId, reason, {
+		issueId: issue.id,
+		untouched: true,
 		data: { notWaiting: why, ...(active ? { activeRun: active.runId } : {}) },
 	});
 	return undefined;
@@ -363,18 +396,25 @@ async function whyEpicEnded(deps: PipelineDeps, epicRunId: string): Promise<stri
 	return isTerminalRun(epic.status) ? `its epic's run ${epic.runId} ${epic.status}` : undefined;
 }
 
-/** Cancels a run before it touched anything: the tracker hears nothing of it. */
-async function cancelUntouched(deps: PipelineDeps, run: Run, reason: string): Promise<void> {
+/**
+ * Cancels a run that leaves the tracker alone: another run owns its issue, or (`untouched`) it
+ * never touched the tracker at all, not even to say it ended.
+ */
+async function cancelQuietly(
+	deps: PipelineDeps,
+	runId: string,
+	reason: string,
+	how: { issueId?: string; untouched?: boolean; data?: Record<string, unknown> } = {},
+): Promise<void> {
 	const now = deps.now().toISOString();
-	await mutate(deps, run.runId, (r) => {
+	const tracker = { skip: true, ...(how.untouched ? { untouched: true } : {}) };
+	await mutate(deps, runId, (r) => {
 		if (isTerminalRun(r.status)) return {};
 		const cancel = cancelPatch(r, now, reason);
-		return {
-			patch: { ...cancel, set: { ...cancel.set, tracker: { skip: true, untouched: true } } },
-		};
+		const issue = how.issueId ? { issueId: how.issueId } : {};
+		return { patch: { ...cancel, set: { ...cancel.set, ...issue, tracker } } };
 	});
-	await note(deps, run.runId, "run.cancelled", reason);
-	return finalize(deps, run.runId);
+	await note(deps, runId, "run.cancelled", reason, how.data ? { data: how.data } : {});
 }
 
 /** Leaves the run queued for the sweeper (or a finishing run) to send its request again; said once. */

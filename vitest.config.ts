@@ -18,7 +18,7 @@ const unit = [
 	"src/task/agents/{fallback,supervision}.test.ts",
 	"src/task/agents/builtin/{blocklist,protocol}.test.ts",
 	"src/task/agents/providers/{prepare,status}.test.ts",
-	"src/task/steps/{prompt,epic-prompt}.test.ts",
+	"src/task/prompts/{prompt,epic-prompt}.test.ts",
 	"test/architecture/projects.test.ts",
 ];
 
@@ -33,7 +33,7 @@ const adapter = [
 	"src/task/agents/providers/{claude,codex,gemini,opencode,flags}.test.ts",
 	"src/task/broker/**/*.test.ts",
 	"src/task/egress/proxy.test.ts",
-	"src/task/attempt/token.test.ts",
+	"src/task/context/token.test.ts",
 	"src/task/sandbox/{workspace,worktree-cleanup}.test.ts",
 	"test/doubles/**/*.test.ts",
 	"test/architecture/layers.test.ts",

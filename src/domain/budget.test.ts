@@ -34,7 +34,6 @@ const usage = (usd: number) => {
 	return { runs: [{ model: "claude", ok: true, usage: u }], total: u };
 };
 const report = (over: Partial<StepOutcome>): StepOutcome => ({
-	type: "step.finished",
 	runId: "R1",
 	stepIndex: 0,
 	attempt: 1,

@@ -7,11 +7,11 @@ import {
 	researchText,
 	taskText,
 } from "../../test/doubles/agents/directives";
-import { eventMessageSchema } from "../queue/messages";
+import { eventMessageSchema, stepFinished } from "../queue/messages";
 import { EPIC_LIMITS } from "./epic";
 import { checkPlan, checkResearch, markdownSections, type PlanFiles } from "./epic-files";
 import { UNPRINTABLE } from "./printable";
-import { reportMessage } from "./progress";
+import { reportOutcome } from "./progress";
 
 const repos = ["api", "web"];
 
@@ -295,7 +295,7 @@ describe("the checked phases in the step.finished message", () => {
 			epicPlan: plan.value,
 			at: "2026-11-24T00:00:00.000Z",
 		};
-		const msg = eventMessageSchema.parse(reportMessage(RUN, 0, report));
+		const msg = eventMessageSchema.parse(stepFinished(reportOutcome(RUN, 0, report)));
 		expect(msg).toMatchObject({ research: research.value, epicPlan: plan.value });
 	});
 
@@ -303,7 +303,9 @@ describe("the checked phases in the step.finished message", () => {
 		const plan = checkPlan(filesOf(epicPlanFiles([t("01", "api")])), repos, 15);
 		if (!plan.ok) throw new Error("the checks refused the fixture");
 		const bad = { ...plan.value, tasks: [{ ...plan.value.tasks[0], file: "tasks/../x.md" }] };
-		const msg = { ...reportMessage(RUN, 0, { attempt: 1, outcome: "succeeded", at: "x" }) };
+		const msg = {
+			...stepFinished(reportOutcome(RUN, 0, { attempt: 1, outcome: "succeeded", at: "x" })),
+		};
 		expect(eventMessageSchema.safeParse({ ...msg, epicPlan: plan.value }).success).toBe(true);
 		expect(eventMessageSchema.safeParse({ ...msg, epicPlan: bad }).success).toBe(false);
 	});

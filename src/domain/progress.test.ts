@@ -26,7 +26,6 @@ function running(steps = 1, attempt = 1): Run {
 	};
 }
 const msg = (over: Partial<StepOutcome> = {}): StepOutcome => ({
-	type: "step.finished",
 	runId: "R1",
 	stepIndex: 0,
 	attempt: 1,

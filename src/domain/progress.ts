@@ -1,4 +1,4 @@
-import { type StepFinished, stepFinished } from "../queue/messages";
+import type { StepFinished } from "../queue/messages";
 import { attemptCost, type Costing } from "./cost";
 import { acceptEpicPlan, acceptResearch } from "./epic-steps";
 import { type Plan, validatePlan } from "./plan";
@@ -22,7 +22,7 @@ import { type AttemptCost, withAttemptUsage } from "./usage";
 // patch with one conditional write and then performs the side effects the decision names.
 
 /** A step's outcome as the handler gets it: the task's report, or one Lisa concluded itself. */
-export type StepOutcome = StepFinished & {
+export type StepOutcome = Omit<StepFinished, "type"> & {
 	/**
 	 * Not from the task: the sweeper or an ECS event concluded the attempt failed (lost, crashed,
 	 * timed out, never launched). Such a conclusion may rest on a stale view, so a report the task
@@ -31,9 +31,9 @@ export type StepOutcome = StepFinished & {
 	synthetic?: true;
 };
 
-/** The message a stored report stands for (re-sent when the task's own message was lost). */
-export function reportMessage(runId: string, stepIndex: number, report: StepReport): StepFinished {
-	return stepFinished({
+/** The outcome a stored report stands for (re-applied when the task's own message was lost). */
+export function reportOutcome(runId: string, stepIndex: number, report: StepReport): StepOutcome {
+	return {
 		runId,
 		stepIndex,
 		attempt: report.attempt,
@@ -51,14 +51,14 @@ export function reportMessage(runId: string, stepIndex: number, report: StepRepo
 		usage: report.usage,
 		round: report.round,
 		budget: report.budget,
-	});
+	};
 }
 
 /** What a decision rests on: a synthetic failure gives way to the report stored for its attempt. */
 export function effectiveOutcome(run: Run, msg: StepOutcome): StepOutcome {
 	if (!msg.synthetic) return msg;
 	const report = run.steps[msg.stepIndex]?.report;
-	return report?.attempt === msg.attempt ? reportMessage(run.runId, msg.stepIndex, report) : msg;
+	return report?.attempt === msg.attempt ? reportOutcome(run.runId, msg.stepIndex, report) : msg;
 }
 
 export type Decision =
@@ -102,7 +102,7 @@ export function retryDelaySeconds(backoff: number, attempt: number): number {
 /** The attempt's container time and cost, priced as it is recorded (README › Cost and budgets). */
 export function attemptSpend(
 	step: Step,
-	msg: StepFinished,
+	msg: StepOutcome,
 	now: string,
 	costing: Costing,
 ): { seconds: number; endedAt: string; cost: AttemptCost } {
@@ -226,7 +226,7 @@ export function nextWave(steps: readonly Step[], parallel: number): number[] {
 function acceptPlan(
 	run: Run,
 	step: Step,
-	msg: StepFinished,
+	msg: StepOutcome,
 	finished: Partial<Step>,
 	now: string,
 	limits: Limits,
@@ -282,7 +282,7 @@ function refuse(
 function researched(
 	run: Run,
 	step: Step,
-	msg: StepFinished,
+	msg: StepOutcome,
 	finished: Partial<Step>,
 	now: string,
 ): Decision {
@@ -318,7 +318,7 @@ function researched(
 function epicPlanned(
 	run: Run,
 	step: Step,
-	msg: StepFinished,
+	msg: StepOutcome,
 	finished: Partial<Step>,
 	now: string,
 ): Decision {

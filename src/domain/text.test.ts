@@ -6,7 +6,7 @@ import {
 	relatedSection,
 	withRelated,
 } from "../integrations/github/pulls/body";
-import { buildImplementPrompt, fenceUntrusted } from "../task/steps/prompt";
+import { buildImplementPrompt, fenceUntrusted } from "../task/prompts/prompt";
 import { headTail, redact } from "./redact";
 import { isTransientFailure } from "./transient";
 

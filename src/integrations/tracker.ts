@@ -1,8 +1,8 @@
 import type { SourceName } from "../config/schema";
 import type { CreatedIssue } from "../domain/epic";
 import type { IssueSnapshot } from "../domain/run";
+import type { SessionActivity } from "../domain/session-activity";
 import type { SessionAuthor } from "../domain/session-approver";
-import type { SessionActivity } from "./linear/session";
 
 export type { SessionActivity };
 

@@ -7,9 +7,9 @@ import {
 	roundReportOf,
 } from "../domain/round-comments";
 import { prUrls, type Run, type TrackerProgress } from "../domain/run";
+import { finalActivity } from "../domain/session-activity";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
-import { finalActivity } from "../integrations/linear/session";
 import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
 import { requestAgain } from "../queue/messages";
 import type { PipelineDeps } from "./deps";

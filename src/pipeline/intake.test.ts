@@ -3,7 +3,7 @@ import { issueWebhook, linearHeaders } from "../../test/doubles/linear/webhook";
 import { type PipelineWorld, pipelineWorld } from "../../test/support/pipeline";
 import { deliveryKey } from "../api/accept";
 import { createApp } from "../api/app";
-import { MAX_PROMPTS } from "../integrations/linear/session-prompts";
+import { MAX_PROMPTS } from "../domain/session-prompts";
 import { runRequested } from "../queue/messages";
 import { handleRunRequested } from "./intake";
 

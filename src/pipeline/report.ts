@@ -6,7 +6,7 @@ import {
 	type SessionActivity,
 	startedAction,
 	stepAction,
-} from "../integrations/linear/session";
+} from "../domain/session-activity";
 import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
 import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";

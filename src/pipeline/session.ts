@@ -1,8 +1,8 @@
 import { isContinue } from "../domain/commands";
 import { prUrls, type Run } from "../domain/run";
+import { promptReply } from "../domain/session-activity";
+import { addPrompt } from "../domain/session-prompts";
 import { isTerminalRun } from "../domain/states";
-import { promptReply } from "../integrations/linear/session";
-import { addPrompt } from "../integrations/linear/session-prompts";
 import type { SessionPrompted } from "../queue/messages";
 import { approveFrom } from "./approve";
 import type { PipelineDeps } from "./deps";

@@ -1,5 +1,5 @@
 import { FINALIZE_WINDOW_MS } from "../domain/issue-lock";
-import { reportMessage } from "../domain/progress";
+import { reportOutcome } from "../domain/progress";
 import { type Run, type Step, stepStatusAfter } from "../domain/run";
 import { isTerminalRun, isTerminalStep, type RunStatus } from "../domain/states";
 import { stepLabel } from "../domain/step-label";
@@ -235,7 +235,7 @@ async function checkStep(
 	if (step.report && step.report.attempt === step.attempt) {
 		if (pass.restarted || age(step.report.at) > SWEEP.reportGraceMs) {
 			report.reported++;
-			await handleStepFinished(deps, reportMessage(runId, index, step.report));
+			await handleStepFinished(deps, reportOutcome(runId, index, step.report));
 		}
 		return;
 	}

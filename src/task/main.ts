@@ -6,7 +6,7 @@ import { storeAndQueue } from "../runtime/aws";
 import { CLI_SPECS } from "./agents/providers";
 import { checkInstalledClis } from "./agents/providers/flags";
 import { runStep } from "./attempt/step";
-import { takeGithubToken } from "./attempt/token";
+import { takeGithubToken } from "./context/token";
 import { serveEgress } from "./egress/service";
 
 // Entry point of the agent task (ECS container or local child process). Env contract: README › The agent task.

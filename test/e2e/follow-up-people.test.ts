@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventsAnswer } from "../../src/api/schemas";
 import { isTerminalRun, type RunStatus } from "../../src/domain/states";
-import { ROUND_PHRASE } from "../../src/task/steps/prompt";
+import { ROUND_PHRASE } from "../../src/task/prompts/prompt";
 import type { GitHubIssue, GitHubPull } from "../doubles/github/server";
 import {
 	issueCommentEvent,

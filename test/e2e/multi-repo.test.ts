@@ -269,7 +269,6 @@ describe("multi-repo runs", () => {
 		});
 		// A step report that skipped the task's checks (a bug, or a forged message).
 		await handleStepFinished(stack.deps, {
-			type: "step.finished",
 			runId,
 			stepIndex: 0,
 			attempt: 1,

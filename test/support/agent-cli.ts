@@ -12,18 +12,14 @@ import type { ProviderName } from "../../src/config/schema";
 import type { TokenUsage } from "../../src/domain/usage";
 import { reachableClis } from "../../src/local/agent-reach";
 import { AgentUidPool, agentUidRange, type UidRange } from "../../src/local/agent-users";
+import { type AgentResult, type AgentRunOptions, agentEnv } from "../../src/task/agents/provider";
 import { PROVIDERS } from "../../src/task/agents/providers";
-import {
-	type AgentResult,
-	type AgentRunOptions,
-	agentEnv,
-} from "../../src/task/agents/providers/provider";
 import { Broker, type Refusal } from "../../src/task/broker/broker";
 import { brokerPlan } from "../../src/task/broker/keys";
 import { modelAllowed } from "../../src/task/broker/models";
+import { MANIFEST_FILE } from "../../src/task/prompts/prompt";
 import { handOver, prepareHome } from "../../src/task/sandbox/identity";
 import type { AgentUser } from "../../src/task/sandbox/process";
-import { MANIFEST_FILE } from "../../src/task/steps/prompt";
 import { git } from "./git";
 
 /**

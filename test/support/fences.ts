@@ -1,4 +1,4 @@
-// Reading a prompt's fenced untrusted text back, as the agent would (src/task/steps/prompt.ts fenceUntrusted).
+// Reading a prompt's fenced untrusted text back, as the agent would (src/task/prompts/prompt.ts fenceUntrusted).
 
 /** The text of each `untrusted-<label>` fence in the prompt, read as the fence's own length closes it. */
 export function fenced(prompt: string, label: string): string[] {

@@ -1,8 +1,8 @@
 import { agentRunCost, type PriceTable } from "../../domain/cost";
 import type { StepBudget } from "../../domain/run";
 import type { AgentRunUsage } from "../../domain/usage";
-import { BudgetStop } from "../attempt/failure";
-import type { Timeline } from "../attempt/timeline";
+import { BudgetStop } from "../report/failure";
+import type { Timeline } from "../report/timeline";
 
 // The run's budget as the task watches it (README › Cost and budgets): what the run had spent at
 // launch, plus the model spend of this attempt's agent runs, the running one included, as the

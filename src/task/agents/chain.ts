@@ -2,23 +2,23 @@ import type { ModelSpec } from "../../config/schema";
 import { usd } from "../../domain/cost";
 import { redact } from "../../domain/redact";
 import type { AgentRunUsage, TokenUsage } from "../../domain/usage";
-import { StepFailure } from "../attempt/failure";
-import type { Heartbeat } from "../attempt/heartbeat";
-import type { Timeline } from "../attempt/timeline";
 import type { Broker, Lease } from "../broker/broker";
 import { brokerPlan, leasedEnv } from "../broker/keys";
 import { modelAllowed } from "../broker/models";
+import { StepFailure } from "../report/failure";
+import type { Heartbeat } from "../report/heartbeat";
+import type { Timeline } from "../report/timeline";
 import type { AgentUser } from "../sandbox/process";
 import type { BudgetWatch } from "./budget";
 import { type ChainAttempt, exhaustedError, exitText, failureVerdict } from "./fallback";
-import { PROVIDERS } from "./providers";
 import {
 	type AgentReport,
 	type AgentResult,
 	agentEnv,
 	type LiveUsage,
 	type Provider,
-} from "./providers/provider";
+} from "./provider";
+import { PROVIDERS } from "./providers";
 import { supervise } from "./supervise";
 
 /** What every agent run of a step shares: the models, limits and supervision. */

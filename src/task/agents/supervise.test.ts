@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTaskWorld, type TaskWorld } from "../../../test/support/task";
 import { createLogger } from "../../log";
-import { Heartbeat } from "../attempt/heartbeat";
-import { Timeline } from "../attempt/timeline";
+import { Heartbeat } from "../report/heartbeat";
+import { Timeline } from "../report/timeline";
 import { runProcess } from "../sandbox/process";
 import { supervise } from "./supervise";
 

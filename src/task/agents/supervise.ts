@@ -1,7 +1,7 @@
 import { StreamRedactor, tail } from "../../domain/redact";
-import type { Heartbeat } from "../attempt/heartbeat";
-import type { Timeline } from "../attempt/timeline";
-import type { AgentResult } from "./providers/provider";
+import type { Heartbeat } from "../report/heartbeat";
+import type { Timeline } from "../report/timeline";
+import type { AgentResult } from "./provider";
 import { classifyAgent, shouldKill } from "./supervision";
 
 export interface AgentIo {

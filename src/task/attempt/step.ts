@@ -8,21 +8,21 @@ import { isTransientFailure } from "../../domain/transient";
 import { attemptUsage } from "../../domain/usage";
 import { stepFinished } from "../../queue/messages";
 import { Broker } from "../broker/broker";
+import type { Attempt, Lesson, StepRequest, TaskDeps } from "../context/attempt";
+import { launchedRepos } from "../context/repos";
+import { attemptToken } from "../context/token";
 import { confineAgent, confinesNetwork } from "../egress/confine";
+import { BudgetStop, type FailureKind, StepFailure } from "../report/failure";
+import { Heartbeat } from "../report/heartbeat";
+import { Timeline } from "../report/timeline";
 import { AGENT_MARK, agentUser, prepareHome, stopAgentProcesses } from "../sandbox/identity";
 import { clearWorkspace } from "../sandbox/workspace";
 import { executeEpicPlan, executeResearch, researchOf } from "../steps/epic-phases";
 import { executePlan } from "../steps/plan";
-import type { Attempt, Lesson, StepRequest, TaskDeps } from "./context";
 import { execute } from "./execute";
-import { BudgetStop, type FailureKind, StepFailure } from "./failure";
-import { Heartbeat } from "./heartbeat";
-import { launchedRepos } from "./repos";
-import { Timeline } from "./timeline";
-import { attemptToken } from "./token";
 
-export type { StepRequest, TaskDeps } from "./context";
-export { StepFailure } from "./failure";
+export type { StepRequest, TaskDeps } from "../context/attempt";
+export { StepFailure } from "../report/failure";
 
 type Outcome = Omit<StepReport, "attempt" | "at">;
 

@@ -1,7 +1,7 @@
 import { egressAllowList, serverOf } from "../../domain/egress";
 import type { LaunchRepo } from "../../launcher/launcher";
-import type { Timeline } from "../attempt/timeline";
 import type { Broker } from "../broker/broker";
+import type { Timeline } from "../report/timeline";
 import type { AgentUser } from "../sandbox/process";
 import { openAgentNamespace } from "./namespace";
 import { EgressProxy } from "./proxy";

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Server } from "node:net";
 import { fileURLToPath } from "node:url";
-import { StepFailure } from "../attempt/failure";
+import { StepFailure } from "../report/failure";
 
 // The agent's network namespace (README › Security): only loopback, no route out. The task (root)
 // makes it with `unshare --net` and starts every process of the agent's uid inside it with

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { chmod, chown, mkdir } from "node:fs/promises";
 import path from "node:path";
-import { StepFailure } from "../attempt/failure";
+import { StepFailure } from "../report/failure";
 import { type AgentUser, runProcess } from "./process";
 import { killAll, processesWithVariable, stopUid } from "./processes";
 

@@ -1,7 +1,7 @@
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseNumstat, type StepChanges } from "../../domain/changes";
-import { MANIFEST_FILE } from "../steps/prompt";
+import { MANIFEST_FILE } from "../prompts/prompt";
 import type { Git } from "./git";
 import { handOver } from "./identity";
 import { PublishRepo } from "./publication";

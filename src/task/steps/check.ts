@@ -2,13 +2,13 @@ import type { RepoConfig } from "../../config/schema";
 import { type GateName, gateProblems, type WorkFacts } from "../../domain/gates";
 import { gateLesson } from "../../domain/guardrails";
 import { lastLines } from "../../domain/redact";
-import { StepFailure } from "../attempt/failure";
-import type { Timeline } from "../attempt/timeline";
+import type { Problem } from "../prompts/prompt";
+import { StepFailure } from "../report/failure";
+import type { Timeline } from "../report/timeline";
 import type { AgentUser } from "../sandbox/process";
 import type { Work, Workspace } from "../sandbox/workspace";
 import { describeFailure, runCommands } from "./commands";
 import { checkManifest } from "./manifest";
-import type { Problem } from "./prompt";
 
 export interface CheckProblem extends Problem {
 	kind: "gate" | "validation";

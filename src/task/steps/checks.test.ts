@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branches, git } from "../../../test/support/git";
 import { createTaskWorld, isRunning, type TaskWorld } from "../../../test/support/task";
 import { ANTHROPIC_KEY } from "../../../test/support/world";
-import { FINAL_HEADER, RETRY_HEADER } from "./prompt";
+import { FINAL_HEADER, RETRY_HEADER } from "../prompts/prompt";
 
 // Validation with retries, the publishing gates, setup, guardrails and PR idempotency, through the
 // real task code against the fake agent CLIs, a real store and a bare repo.

@@ -10,8 +10,8 @@ import {
 import { checkPlan, checkResearch, type FileRead, type PlanFiles } from "../../domain/epic-files";
 import { redact } from "../../domain/redact";
 import type { Run } from "../../domain/run";
-import { type Attempt, runInputs } from "../attempt/context";
-import { buildEpicPlanPrompt, buildResearchPrompt } from "./epic-prompt";
+import { type Attempt, runInputs } from "../context/attempt";
+import { buildEpicPlanPrompt, buildResearchPrompt } from "../prompts/epic-prompt";
 import type { AgentFile, PlanningWorkspace } from "./planning-workspace";
 import { type Entry, runReadOnlyPhase } from "./read-only-phase";
 

@@ -8,7 +8,7 @@ import { ANTHROPIC_KEY } from "../../../test/support/world";
 import type { RoundInput } from "../../domain/follow-up";
 import { type StepFinished, stepFinishedSchema } from "../../queue/messages";
 import { awsClients } from "../../runtime/aws";
-import { ROUND_PHRASE, reviewCommentLine } from "./prompt";
+import { ROUND_PHRASE, reviewCommentLine } from "../prompts/prompt";
 
 // Follow-up rounds in the agent task (README › Follow-ups): the real task code against the fake
 // agent CLIs, a real store and queue, a bare repo as the pull request's remote and the GitHub double.

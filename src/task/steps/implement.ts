@@ -1,8 +1,8 @@
 import { type ChainContext, runChain } from "../agents/chain";
-import { StepFailure } from "../attempt/failure";
+import { MANIFEST_FILE } from "../prompts/prompt";
+import { StepFailure } from "../report/failure";
 import type { Work, Workspace } from "../sandbox/workspace";
 import { manifestBranch } from "./manifest";
-import { MANIFEST_FILE } from "./prompt";
 
 export interface ImplementContext extends Omit<ChainContext, "scratchDir"> {
 	ws: Workspace;

@@ -8,8 +8,8 @@ import {
 	type RoundReport,
 } from "../../domain/follow-up";
 import { redact } from "../../domain/redact";
+import { MANIFEST_FILE } from "../prompts/prompt";
 import { readAgentFile } from "../sandbox/files";
-import { MANIFEST_FILE } from "./prompt";
 
 const branch = z.string().min(1).optional();
 

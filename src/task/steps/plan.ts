@@ -1,8 +1,8 @@
 import { PLAN_FILE, type Plan, type PlanVerdict, readPlan } from "../../domain/plan";
 import { redact } from "../../domain/redact";
-import { type Attempt, runInputs } from "../attempt/context";
+import { type Attempt, runInputs } from "../context/attempt";
+import { buildPlanningPrompt } from "../prompts/prompt";
 import type { PlanningWorkspace } from "./planning-workspace";
-import { buildPlanningPrompt } from "./prompt";
 import { runReadOnlyPhase } from "./read-only-phase";
 
 /** An invalid plan is shown to the agent once; the second invalid plan fails the step. */

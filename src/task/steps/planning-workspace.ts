@@ -1,8 +1,8 @@
 import { lstat, mkdir, opendir, rm } from "node:fs/promises";
 import path from "node:path";
 import type { RepoConfig } from "../../config/schema";
-import { type Attempt, checkoutFailure, gitFor } from "../attempt/context";
-import { launchedRepo } from "../attempt/repos";
+import { type Attempt, checkoutFailure, gitFor } from "../context/attempt";
+import { launchedRepo } from "../context/repos";
 import { readAgentFile } from "../sandbox/files";
 import type { Git } from "../sandbox/git";
 import { handOver } from "../sandbox/identity";

@@ -7,8 +7,8 @@ import { conventionalTitle, prBody } from "../../integrations/github/pulls/body"
 import { openPullRequest } from "../../integrations/github/pulls/open";
 import { siblingPrs } from "../../integrations/github/pulls/related";
 import { isTransientGitHubError } from "../../integrations/github/refs";
-import type { Attempt, ImplementInputs } from "../attempt/context";
-import { StepFailure } from "../attempt/failure";
+import type { Attempt, ImplementInputs } from "../context/attempt";
+import { StepFailure } from "../report/failure";
 import { BranchMoved } from "../sandbox/publication";
 import type { Work, Workspace } from "../sandbox/workspace";
 import { readManifest, readRoundManifest, roundReport } from "./manifest";

@@ -1,7 +1,7 @@
 import type { TimelineEventType } from "../../domain/events";
 import { type ChainContext, runChain } from "../agents/chain";
-import { type Attempt, chainContext, deadlineOf, runInputs, stopAgent } from "../attempt/context";
-import { StepFailure } from "../attempt/failure";
+import { type Attempt, chainContext, deadlineOf, runInputs, stopAgent } from "../context/attempt";
+import { StepFailure } from "../report/failure";
 import { type Checkout, PlanningWorkspace } from "./planning-workspace";
 
 // A step that reads every repository and writes only files of its own: a multi-repo run's plan

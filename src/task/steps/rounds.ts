@@ -4,14 +4,14 @@ import { freshGuardrails } from "../../domain/guardrails";
 import { headTail, lastLines, redact } from "../../domain/redact";
 import type { Step } from "../../domain/run";
 import { isTransientFailure } from "../../domain/transient";
-import { commandEnv } from "../agents/providers/provider";
-import { type Attempt, chainContext, type ImplementInputs, stopAgent } from "../attempt/context";
-import { StepFailure } from "../attempt/failure";
+import { commandEnv } from "../agents/provider";
+import { type Attempt, chainContext, type ImplementInputs, stopAgent } from "../context/attempt";
+import { buildImplementPrompt, type RetryContext } from "../prompts/prompt";
+import { StepFailure } from "../report/failure";
 import type { Work, Workspace } from "../sandbox/workspace";
 import { type CheckProblem, gates, problemsText, validate, workFacts } from "./check";
 import { describeFailure, runCommands } from "./commands";
 import { type ImplementContext, implement } from "./implement";
-import { buildImplementPrompt, type RetryContext } from "./prompt";
 
 /** The work to publish: the commit the checks passed, or a follow-up round that changed nothing. */
 export interface Checked {

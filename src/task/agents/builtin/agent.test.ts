@@ -11,7 +11,7 @@ import {
 	textOf,
 } from "../../../../test/doubles/models/openai-chat";
 import { git } from "../../../../test/support/git";
-import { commandEnv, type LiveUsage } from "../providers/provider";
+import { commandEnv, type LiveUsage } from "../provider";
 import { type BuiltinConfig, builtinConfig, CUT_REPLY_MESSAGE, runBuiltinAgent } from "./agent";
 import { retryAfterMs } from "./llm";
 

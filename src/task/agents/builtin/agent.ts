@@ -2,7 +2,7 @@ import { tail } from "../../../domain/redact";
 import { sumUsage } from "../../../domain/usage";
 import type { AgentUser } from "../../sandbox/process";
 import { runProcess } from "../../sandbox/process";
-import type { AgentResult, AgentUsage, LiveUsage } from "../providers/provider";
+import type { AgentResult, AgentUsage, LiveUsage } from "../provider";
 import { blockedMessage, blockedReason } from "./blocklist";
 import { type ChatMessage, type ChatReply, chat, type LlmConfig, LlmError } from "./llm";
 import {

@@ -1,5 +1,5 @@
 import { isTransientFailure, isTransientStatus } from "../../../domain/transient";
-import type { AgentUsage } from "../providers/provider";
+import type { AgentUsage } from "../provider";
 
 // A minimal OpenAI-compatible chat client (POST {base}/chat/completions) on fetch, with a timeout
 // per request and a short retry of transient answers. A failure says whether it is transient, so

@@ -1,5 +1,5 @@
 import { builtinConfig, runBuiltinAgent } from "../builtin/agent";
-import { type AgentResult, type AgentRunOptions, commandEnv, type Provider } from "./provider";
+import { type AgentResult, type AgentRunOptions, commandEnv, type Provider } from "../provider";
 
 /** The built-in agent behind the provider interface; its endpoint comes from `LISA_LLM_*`. */
 export const builtin: Provider = {

@@ -1,9 +1,9 @@
 import { usd } from "../../../domain/cost";
 import { oneLine } from "../../../domain/redact";
 import { sumUsage } from "../../../domain/usage";
+import type { AgentErrorKind, AgentReport, AgentUsage } from "../provider";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { type Json, jsonLine, num, obj, str, tokens, toolSubject } from "./json";
-import type { AgentErrorKind, AgentReport, AgentUsage } from "./provider";
 
 /** Claude Code's typed cause of an API error (`api_error` on the result), when it has one. */
 const CAUSES: Record<string, AgentErrorKind> = {

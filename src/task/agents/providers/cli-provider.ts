@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { chown, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ProviderName } from "../../../config/schema";
+import { promptFilePointer } from "../../prompts/prompt";
 import type { AgentUser } from "../../sandbox/process";
 import { runProcess } from "../../sandbox/process";
-import { promptFilePointer } from "../../steps/prompt";
 import {
 	type AgentErrorKind,
 	type AgentReport,
@@ -14,7 +14,7 @@ import {
 	MAX_PROMPT_STDIN_BYTES,
 	type Provider,
 	TRANSIENT_ERROR_KINDS,
-} from "./provider";
+} from "../provider";
 
 /** Reads a CLI's machine-readable output (JSON lines on stdout) while it runs. */
 export interface OutputReader {

@@ -23,7 +23,7 @@ import {
 	modelEnv,
 	withCli,
 } from "../../../../test/support/agent-cli";
-import { MANIFEST_FILE } from "../../steps/prompt";
+import { MANIFEST_FILE } from "../../prompts/prompt";
 
 const PROMPT = "Implement ENG-7: add greeting.txt saying hello, commit it, and write the manifest.";
 

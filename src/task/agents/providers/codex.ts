@@ -1,9 +1,9 @@
 import { chown, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { sumUsage } from "../../../domain/usage";
+import type { AgentErrorKind, AgentReport, AgentRunOptions } from "../provider";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { type Json, jsonLine, num, obj, str } from "./json";
-import type { AgentErrorKind, AgentReport, AgentRunOptions } from "./provider";
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
 

@@ -19,7 +19,7 @@ import {
 	modelEnv,
 	withCli,
 } from "../../../../test/support/agent-cli";
-import { MANIFEST_FILE } from "../../steps/prompt";
+import { MANIFEST_FILE } from "../../prompts/prompt";
 import { geminiReader } from "./gemini";
 
 const MODEL = "gemini-2.5-pro";

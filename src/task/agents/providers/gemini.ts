@@ -1,9 +1,9 @@
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { oneLine } from "../../../domain/redact";
+import type { AgentErrorKind, AgentRunOptions, AgentUsage } from "../provider";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { jsonLine, obj, toolSubject } from "./json";
-import type { AgentErrorKind, AgentRunOptions, AgentUsage } from "./provider";
 
 /** The argument of a tool call worth a line: the file, the command, the pattern. */
 const TOOL_SUBJECT = ["file_path", "dir_path", "command", "pattern", "url", "query", "path"];

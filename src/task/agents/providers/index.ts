@@ -1,11 +1,11 @@
 import type { ProviderName } from "../../../config/schema";
+import type { Provider } from "../provider";
 import { builtin } from "./builtin";
 import { claude } from "./claude";
 import { CliProvider, type CliSpec } from "./cli-provider";
 import { codex } from "./codex";
 import { gemini } from "./gemini";
 import { opencode } from "./opencode";
-import type { Provider } from "./provider";
 
 export const PROVIDERS: Record<ProviderName, Provider> = {
 	claude,

@@ -26,10 +26,10 @@ import {
 import { Broker } from "../../broker/broker";
 import { brokerPlan, leasedEnv } from "../../broker/keys";
 import { modelAllowed } from "../../broker/models";
-import { MANIFEST_FILE } from "../../steps/prompt";
+import { MANIFEST_FILE } from "../../prompts/prompt";
+import { MAX_PROMPT_STDIN_BYTES } from "../provider";
 import { statusKind } from "./cli-provider";
 import { opencodeReader } from "./opencode";
-import { MAX_PROMPT_STDIN_BYTES } from "./provider";
 
 // Quotes, a flag-like word, double spaces and a new line: `run` must pass it on unchanged.
 const PROMPT =

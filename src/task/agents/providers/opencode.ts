@@ -1,9 +1,9 @@
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { oneLine } from "../../../domain/redact";
+import type { AgentErrorKind, AgentReport, AgentRunOptions } from "../provider";
 import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-provider";
 import { jsonLine, jsonObject, num, obj, str, tokens, toolSubject } from "./json";
-import type { AgentErrorKind, AgentReport, AgentRunOptions } from "./provider";
 
 /**
  * A custom OpenAI-compatible endpoint (README › Providers and models): with OPENCODE_LISA_BASE_URL

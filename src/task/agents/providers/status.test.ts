@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isTransientStatus } from "../../../domain/transient";
+import { TRANSIENT_ERROR_KINDS } from "../provider";
 import { statusKind } from "./cli-provider";
-import { TRANSIENT_ERROR_KINDS } from "./provider";
 
 describe("an agent API's HTTP status", () => {
 	it("is worth another model exactly when the one transient-status rule says so, or the model is missing", () => {

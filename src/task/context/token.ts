@@ -1,6 +1,6 @@
 import { closeSync, readFileSync } from "node:fs";
-import type { Attempt } from "./context";
-import { StepFailure } from "./failure";
+import { StepFailure } from "../report/failure";
+import type { Attempt } from "./attempt";
 
 /**
  * The task's secrets and the code host token. The container's entrypoint passes every secret on a

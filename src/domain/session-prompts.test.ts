@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SessionPrompt } from "../../domain/run";
+import type { SessionPrompt } from "./run";
 import { addPrompt } from "./session-prompts";
 
 const prompt = (n: number): SessionPrompt => ({

@@ -1,8 +1,8 @@
-import { PROVIDER_ENV } from "../../../config/provider-env";
-import type { ProviderName } from "../../../config/schema";
-import type { TokenUsage } from "../../../domain/usage";
-import { AGENT_MARK } from "../../sandbox/identity";
-import type { AgentUser } from "../../sandbox/process";
+import { PROVIDER_ENV } from "../../config/provider-env";
+import type { ProviderName } from "../../config/schema";
+import type { TokenUsage } from "../../domain/usage";
+import { AGENT_MARK } from "../sandbox/identity";
+import type { AgentUser } from "../sandbox/process";
 
 export interface AgentRunOptions {
 	cwd: string;

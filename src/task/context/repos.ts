@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { codeHost, HOST_PATTERN } from "../../domain/egress";
 import type { LaunchRepo } from "../../launcher/launcher";
-import { StepFailure } from "./failure";
+import { StepFailure } from "../report/failure";
 
 // The repositories the launch handed the task (`LISA_REPOS`). They, not the run in the store,
 // decide where the code host token goes: a task reads the run, and an agent that could write

@@ -20,13 +20,13 @@ import type { ChainContext } from "../agents/chain";
 import { stepDeadline } from "../agents/supervision";
 import type { Broker } from "../broker/broker";
 import type { Confinement } from "../egress/confine";
+import type { PreviousStep } from "../prompts/prompt";
+import { StepFailure } from "../report/failure";
+import type { Heartbeat } from "../report/heartbeat";
+import type { Timeline } from "../report/timeline";
 import { Git, gitEnv } from "../sandbox/git";
 import { type AgentScope, stopAgentProcesses } from "../sandbox/identity";
-import type { PreviousStep } from "../steps/prompt";
-import { StepFailure } from "./failure";
-import type { Heartbeat } from "./heartbeat";
 import { launchedRepo } from "./repos";
-import type { Timeline } from "./timeline";
 
 // The attempt's context: what the task was given (its dependencies, the request, the launched
 // repositories), what it read from the run, and what every step builds from them.

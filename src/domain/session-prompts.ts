@@ -1,4 +1,4 @@
-import type { Run, SessionPrompt } from "../../domain/run";
+import type { Run, SessionPrompt } from "./run";
 
 /** Follow-ups kept on a run: each is at most 4 KB, so they stay far below DynamoDB's 400 KB item. */
 export const MAX_PROMPTS = 20;

@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Three projects (README › Development): `npm test` runs them all, `npm run check` only `unit`.
-// Every test file belongs to exactly one; test/architecture/projects.test.ts holds them to it.
+// Three projects (docs/development.md › Tests): `npm test` runs them all, `npm run check` only
+// `unit`. Every test file belongs to exactly one; test/architecture/projects.test.ts holds them to
+// it.
 
 /** Pure logic: no process, server, port, git or database. */
 const unit = [

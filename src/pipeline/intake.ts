@@ -54,7 +54,7 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 	if (!run.tracker.started) run = await markStarted(deps, run);
 	if (!run.tracker.startComment) run = await reportStart(deps, run);
 
-	// A continued epic has no phase to run: it goes on with its tasks (README › Epics).
+	// A continued epic has no phase to run: it goes on with its tasks (docs/epics.md › Epics).
 	if (!run.steps.length && run.epic?.tasks.length)
 		return deps.queue.send("events", epicAdvance({ runId, why: "the epic was continued" }));
 	const claimed = await claimLaunch(deps, runId, 0);
@@ -123,7 +123,7 @@ async function fail(deps: PipelineDeps, runId: string, reason: string): Promise<
 async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	const state = deps.config();
 	if (state.status === "missing")
-		return fail(deps, run.runId, `no config: create ${state.file} (see README › Config)`);
+		return fail(deps, run.runId, `no config: create ${state.file} (see docs/config.md › Config)`);
 	if (state.status === "invalid") return fail(deps, run.runId, state.error.message);
 	const config = state.config;
 
@@ -229,7 +229,7 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 			`repo "${task.repo}" of the epic's task ${task.taskId} is no longer in the config`,
 		);
 	// An epic by its labels as the tracker has them now: a Trello move into pick_from says nothing
-	// of the card's labels (README › Epics).
+	// of the card's labels (docs/epics.md › Epics).
 	if (run.trigger === "webhook" && !run.epic && isEpic(found.labels, config.epic))
 		run = { ...run, epic: { tasks: [] } };
 	const epic = run.epic;
@@ -273,8 +273,8 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 
 /**
  * The run's first step: a round's repository; an epic's research (none when a continued epic goes
- * on with its tasks); an epic task's repository; the planning step with several repos (README ›
- * Multi-repo runs); else the one repository.
+ * on with its tasks); an epic task's repository; the planning step with several repos
+ * (docs/multi-repo.md › Multi-repo runs); else the one repository.
  */
 function firstStep(run: Run, config: LisaConfig, title: string): Step | undefined {
 	if (run.round)

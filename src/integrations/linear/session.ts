@@ -5,9 +5,9 @@ import type { Plan } from "../../domain/plan";
 import { prUrls, type Run, workSteps } from "../../domain/run";
 import { stepNumber } from "../../domain/step-label";
 
-// Linear agent sessions (README › Linear agent sessions): an issue delegated to (or mentioning)
-// Lisa's app starts a run; Lisa answers in the session with activities. Pure: payload rules and
-// activity contents.
+// Linear agent sessions (docs/trackers.md › Linear agent sessions (delegate an issue to Lisa)): an
+// issue delegated to (or mentioning) Lisa's app starts a run; Lisa answers in the session with
+// activities. Pure: payload rules and activity contents.
 
 /** An activity in a Linear agent session (https://linear.app/developers/agent-interaction). */
 export type SessionActivity =

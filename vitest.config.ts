@@ -20,6 +20,7 @@ const unit = [
 	"src/task/agents/builtin/{blocklist,protocol}.test.ts",
 	"src/task/agents/providers/{prepare,status}.test.ts",
 	"src/task/steps/{prompt,epic-prompt}.test.ts",
+	"test/architecture/pointers.test.ts",
 	"test/architecture/projects.test.ts",
 ];
 

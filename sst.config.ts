@@ -1,6 +1,6 @@
 /// <reference path="./.sst/platform/config.d.ts" />
 
-// AWS deployment: the components live in infra/*.ts. See README › Deploying to AWS.
+// AWS deployment: the components live in infra/*.ts. See docs/deploying.md › Deploying to AWS.
 // SST evaluates this file itself: other files may only be imported inside run().
 export default $config({
 	app(input) {

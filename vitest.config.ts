@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Three projects (README › Development): `npm test` runs them all, `npm run check` only `unit`.
-// Every test file belongs to exactly one; test/architecture/projects.test.ts holds them to it.
+// Three projects (docs/development.md › Tests): `npm test` runs them all, `npm run check` only
+// `unit`. Every test file belongs to exactly one; test/architecture/projects.test.ts holds them to
+// it.
 
 /** Pure logic: no process, server, port, git or database. */
 const unit = [
@@ -19,6 +20,7 @@ const unit = [
 	"src/task/agents/builtin/{blocklist,protocol}.test.ts",
 	"src/task/agents/providers/{prepare,status}.test.ts",
 	"src/task/prompts/{prompt,epic-prompt}.test.ts",
+	"test/architecture/pointers.test.ts",
 	"test/architecture/projects.test.ts",
 ];
 

@@ -18,7 +18,7 @@ const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 7);
 /**
  * The API answers webhooks (Linear wants 200 within 5 s) and starts cold after idle periods: its
  * bundle and its cold import (the median) stay under these, so a dependency that balloons or a
- * client the API does not run is noticed (exit code 1). README › Development.
+ * client the API does not run is noticed (exit code 1). docs/development.md › Commands.
  */
 const API_BUDGET_BYTES = Number(process.env.BENCH_API_BUDGET_KB ?? 1024) * 1024;
 const API_IMPORT_BUDGET_MS = Number(process.env.BENCH_API_IMPORT_BUDGET_MS ?? 100);

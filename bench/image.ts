@@ -8,7 +8,8 @@ import { bashReply, startOpenAiChatDouble } from "../test/doubles/models/openai-
 import { createStackWorld } from "../test/support/stack";
 import { writeResult } from "./results";
 
-// Agent image benchmark (README › The container), `npm run bench:image`, as root with podman:
+// Agent image benchmark (docs/agent-task.md › The container), `npm run bench:image`, as root with
+// podman:
 //
 // 1. The four-CLI task image's size, total and per layer (podman history: uncompressed sizes, with
 //    the Dockerfile instruction that made each layer; "base" marks the base image's layers).

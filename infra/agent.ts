@@ -6,7 +6,8 @@ import { events } from "./queues";
 import { agentSecrets, githubApp, hasValue, secrets } from "./secrets";
 import { table } from "./storage";
 
-// The agent task (README › The agent task): one Fargate task per repository step, built from Dockerfile.agent.
+// The agent task (docs/agent-task.md › The agent task): one Fargate task per repository step, built
+// from Dockerfile.agent.
 
 const config = deployConfig(process.env);
 
@@ -117,7 +118,7 @@ export const agentLink = new sst.Linkable(LINK.agent, {
 		securityGroups: egress?.securityGroups ?? link.securityGroups,
 		assignPublicIp: egress ? false : link.assignPublicIp,
 		capacity: config.agent.capacity,
-		// What a second of a task costs is priced from its size (README › Cost and budgets).
+		// What a second of a task costs is priced from its size (docs/cost.md › Cost and budgets).
 		vcpu: Number.parseFloat(config.agent.cpu),
 		memoryGb: Number.parseFloat(config.agent.memory),
 	},

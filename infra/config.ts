@@ -45,7 +45,8 @@ export interface DeployConfig {
 		capacity: "fargate" | "spot";
 		/**
 		 * `allow-list`: the tasks in private subnets without a route out, reaching AWS through VPC
-		 * endpoints and everything else through the egress proxy service (README › Deploying to AWS).
+		 * endpoints and everything else through the egress proxy service
+		 * (docs/deploying.md › The agent's egress).
 		 */
 		egress: "open" | "allow-list";
 	};

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { deployEgressAllowList } from "../src/config/egress";
 
-// LISA_AGENT_EGRESS=allow-list (README › Deploying to AWS › The agent's egress): Fargate gives a task
+// LISA_AGENT_EGRESS=allow-list (docs/deploying.md › The agent's egress): Fargate gives a task
 // no NET_ADMIN and no namespaces of its own, so the network around the task does the confining. The
 // agent tasks run in private subnets without a NAT route; AWS is reached through VPC endpoints; every
 // other host through a small proxy service in a public subnet that allows only the list; and the

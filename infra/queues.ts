@@ -1,8 +1,9 @@
 import { LINK } from "../src/config/links";
 import { FUNCTIONS, QUEUES, visibilityTimeoutSeconds } from "./config";
 
-// The intake and events queues (README › How a run works), each with a dead-letter queue. Their consumers are in
-// infra/pipeline.ts; a message that keeps failing ends in the DLQ where it can be inspected.
+// The intake and events queues (docs/how-a-run-works.md › How a run works), each with a dead-letter
+// queue. Their consumers are in infra/pipeline.ts; a message that keeps failing ends in the DLQ
+// where it can be inspected.
 
 function withDeadLetters(name: string, consumerTimeoutSeconds: number) {
 	const dlq = new sst.aws.Queue(`${name}Dlq`, {

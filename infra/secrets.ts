@@ -13,7 +13,8 @@ const APP_SECRETS = ["GithubAppId", "GithubAppPrivateKey", "GithubAppInstallatio
 
 /**
  * Whether Lisa is a GitHub App in this stage (any of its secrets set: then all three are required):
- * each step then gets a token minted for it, and no task holds GithubToken (README › GitHub).
+ * each step then gets a token minted for it, and no task holds GithubToken
+ * (docs/trackers.md › As a GitHub App (a token per step)).
  */
 export const githubApp = () => APP_SECRETS.some(hasValue);
 

@@ -2,7 +2,8 @@ import { LINK } from "../src/config/links";
 import { INDEXES, TTL_ATTRIBUTE } from "../src/store/dynamo/table";
 import { isProduction } from "./config";
 
-// The single table (README › How a run works), with the keys and indexes the store adapter uses (src/store/dynamo/table.ts).
+// The single table (docs/how-a-run-works.md › How a run works), with the keys and indexes the store
+// adapter uses (src/store/dynamo/table.ts).
 
 const keyAttributes = [
 	"pk",

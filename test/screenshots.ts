@@ -3,9 +3,10 @@ import type { Page } from "playwright-core";
 import { startDemo } from "./demo/scenario";
 import { hasChromium, launchChromium } from "./support/browser";
 
-// `npm run screenshots` (README › Development): the README's dashboard pictures, taken from the demo's
-// runs (test/demo/scenario.ts) in Debian's Chromium — docs/dashboard.png (the runs list) and
-// docs/dashboard-run.png (the multi-repo run's page). Run it again whenever the dashboard changes.
+// `npm run screenshots` (docs/development.md › The dashboard's browser test and screenshots): the
+// dashboard guide's pictures, taken from the demo's runs (test/demo/scenario.ts) in Debian's
+// Chromium — docs/dashboard.png (the runs list) and docs/dashboard-run.png (the multi-repo run's
+// page). Run it again whenever the dashboard changes.
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 const DOCS = fileURLToPath(new URL("../docs/", import.meta.url));
@@ -31,7 +32,8 @@ const demo = await startDemo((line) => console.log(line), { signal: stop.signal 
 const browser = await launchChromium();
 try {
 	const page = await browser.newPage({ viewport: VIEWPORT });
-	// The wall screen's way in: the read-only token, asked once (README › Dashboard).
+	// The wall screen's way in: the read-only token, asked once
+	// (docs/dashboard.md › What the token decides).
 	await page.goto(`${demo.url}/`);
 	await page.locator("#login").waitFor();
 	await page.fill("#token", demo.readToken);

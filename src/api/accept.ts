@@ -16,8 +16,8 @@ import type { ApiDeps } from "./deps";
 // Webhook deliveries are deduplicated on what their signature covers, never on a header an
 // attacker could change: the key is the SHA-256 of the signed bytes (the raw body; for Trello's
 // "binary" signature form, the bytes it signs). A replayed body is a duplicate whatever its
-// headers say; the intake re-checks that the issue still waits for Lisa (README › How a run works)
-// for whatever reaches it after its record expired.
+// headers say; the intake re-checks that the issue still waits for Lisa
+// (docs/how-a-run-works.md › How a run works) for whatever reaches it after its record expired.
 
 /** How long a delivery is remembered: GitHub allows manual redelivery for 3 days. */
 export const DEDUPE_TTL_SECONDS = 3 * 24 * 3600;
@@ -161,7 +161,7 @@ export function acceptDelivery(
 		agentSessionId?: string;
 		/** What asked for the run besides the issue (a Linear session's mention): untrusted text. */
 		request?: RunRequested["request"];
-		/** The issue carries the epic label (README › Epics). */
+		/** The issue carries the epic label (docs/epics.md › Epics). */
 		kind?: RunRequested["kind"];
 	},
 ): Promise<Response> {

@@ -4,8 +4,9 @@ import type { Hono } from "hono";
 import { API_PACKAGE_FILES } from "../config/links";
 
 // The dashboard's charting library (uPlot, a dependency), served from the package: no CDN, no build
-// step. The files stay out of the API's bundle (its 1 MB budget, README › Development): the deploy
-// copies them next to it (infra/api.ts, API_PACKAGE_FILES), where the same resolve finds them.
+// step. The files stay out of the API's bundle (its 1 MB budget, docs/development.md › Commands):
+// the deploy copies them next to it (infra/api.ts, API_PACKAGE_FILES), where the same resolve finds
+// them.
 
 /** uPlot's version, in the path so a new one is a new URL (test/e2e/api.test.ts holds it to the package's). */
 export const UPLOT_VERSION = "1.6.32";

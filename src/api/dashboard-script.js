@@ -9,7 +9,7 @@
 // browser's globals (the type imports are comments). Everything from the API is inserted as text,
 // and only http(s) URLs and the dashboard's own /runs/ pages become links. The run page follows /api/runs/:id/stream with fetch
 // (EventSource cannot send the Authorization header) and updates in place. The charts are uPlot's,
-// loaded by the page from /assets (src/api/assets.ts). README › Dashboard.
+// loaded by the page from /assets (src/api/assets.ts). docs/dashboard.md › Dashboard.
 
 /** @typedef {z.output<typeof runAnswer>} Run */
 /** @typedef {z.output<typeof costAnswer>} Cost */
@@ -180,7 +180,11 @@ export function dashboardMain() {
 	}
 	const prLinks = (/** @type {string[]} */ urls) =>
 		urls.flatMap((u) => [link(u, u.replace(/^https?:\/\/[^/]+\//, "")), el("br")]);
-	/** "epic" (with how many of its tasks are done) or "task" before a run's title (README › Epics). @param {Run} r */
+	/**
+	 * "epic" (with how many of its tasks are done) or "task" before a run's title
+	 * (docs/epics.md › Epics).
+	 * @param {Run} r
+	 */
 	const kindTag = (r) =>
 		r.kind
 			? el(
@@ -329,7 +333,11 @@ export function dashboardMain() {
 			if (box) for (const p of plots) p.setSize(chartSize(box));
 		});
 	});
-	/** Runs per day by outcome, success rate, time to PR and spend per day (README › Dashboard). @param {Stats} s */
+	/**
+	 * Runs per day by outcome, success rate, time to PR and spend per day
+	 * (docs/dashboard.md › Dashboard).
+	 * @param {Stats} s
+	 */
 	function charts(s) {
 		const box =
 			found("charts") ||
@@ -466,7 +474,8 @@ export function dashboardMain() {
 			chart(
 				"chart-spend",
 				"Spend per day",
-				// What is known of it: a day with an unpriced model is a floor (README › Cost and budgets).
+				// What is known of it: a day with an unpriced model is a floor
+				// (docs/cost.md › Cost and budgets).
 				[{ label: "spend", color: "#8a5a00", values: zero(n((d) => d.cost.knownUsd)), bar: true }],
 				// Whole dollars on the axis past $10, cents below.
 				(v) => `$${v.toFixed(v >= 10 ? 0 : 2)}`,
@@ -893,8 +902,9 @@ export function dashboardMain() {
 	}
 
 	/**
-	 * An epic run's phase, questions and task table; a task's run, the link to its epic (README ›
-	 * Epics). Titles, reasons and questions are others' text: inserted as text like everything else.
+	 * An epic run's phase, questions and task table; a task's run, the link to its epic
+	 * (docs/epics.md › Epics). Titles, reasons and questions are others' text: inserted as text like
+	 * everything else.
 	 * @param {Run} r
 	 * @returns {Kid[]}
 	 */

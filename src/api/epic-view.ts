@@ -1,9 +1,9 @@
 import { epicPhase } from "../domain/epic-steps";
 import type { Run } from "../domain/run";
 
-// What the API shows of an epic (README › Epics): its phase and task graph. No task bodies (each
-// up to 4 KB, the sub-issues hold them) and no research text: the answer stays small enough to
-// send with every change of the run on its stream.
+// What the API shows of an epic (docs/epics.md › Epics): its phase and task graph. No task bodies
+// (each up to 4 KB, the sub-issues hold them) and no research text: the answer stays small enough
+// to send with every change of the run on its stream.
 
 /** The epic's phase, questions and tasks, as the run answer's `epic` and GET /api/epics/:id show them. */
 export function epicProgress(run: Run) {

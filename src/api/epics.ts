@@ -7,8 +7,8 @@ import { runPath } from "./schemas";
 import { startRequested } from "./start";
 import { validationError } from "./validation";
 
-// /api/epics (README › Epics): start an epic run for an issue, and read an epic's task graph.
-// Continuing one is POST /api/runs/:id/retry, which knows an epic run by its kind.
+// /api/epics (docs/epics.md › Epics): start an epic run for an issue, and read an epic's task
+// graph. Continuing one is POST /api/runs/:id/retry, which knows an epic run by its kind.
 
 export function epicsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 	const api = new Hono<AuthEnv>();

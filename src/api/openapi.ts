@@ -184,7 +184,7 @@ export function openApiDocument(serverUrl?: string) {
 			"/api/epics": {
 				post: {
 					summary:
-						"Start an epic for an issue: research, a plan of dependent tasks, a sub-issue and a run per task (README › Epics)",
+						"Start an epic for an issue: research, a plan of dependent tasks, a sub-issue and a run per task (docs/epics.md › Epics)",
 					requestBody: {
 						required: true,
 						content: { "application/json": { schema: json(startBody, "input") } },

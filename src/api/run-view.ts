@@ -23,7 +23,10 @@ function limitShown(run: Run, deps: Pick<ApiDeps, "config">): number | null {
 	return state.status === "ok" ? state.config.limits.max_run_cost_usd : null;
 }
 
-/** "epic" for an epic run, "task" for the run of an epic's task, absent for an issue's run (README › HTTP API). */
+/**
+ * "epic" for an epic run, "task" for the run of an epic's task, absent for an issue's run
+ * (docs/http-api.md › HTTP API).
+ */
 function kindOf(run: Run): "epic" | "task" | undefined {
 	if (run.epic) return "epic";
 	return run.epicTask ? "task" : undefined;
@@ -40,7 +43,7 @@ function reportShown(report: Step["report"]) {
  * What the API shows of a run: no config snapshot, no issue text, none of what a round answers
  * (CI output, review comments: untrusted text) but its pull request, branch and number; of an
  * epic, its phase and task graph without the tasks' bodies or the research. Its cost is its own
- * steps' (README › HTTP API); with `rounds` read, also the cost with its rounds.
+ * steps' (docs/http-api.md › HTTP API); with `rounds` read, also the cost with its rounds.
  */
 export function runView(
 	run: Run,

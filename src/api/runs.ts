@@ -88,7 +88,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		return c.json({ id: run.runId, status: "cancelling" }, 202);
 	});
 
-	// Yes to spending more on a run paused at its cost limit (README › Cost and budgets).
+	// Yes to spending more on a run paused at its cost limit (docs/cost.md › Cost and budgets).
 	api.post("/runs/:id/approve", runId, async (c) => {
 		let raw: unknown = {};
 		const text = await c.req.text();
@@ -137,7 +137,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 				},
 				409,
 			);
-		// An epic continues from its newest run: an older one's state is stale (README › Epics).
+		// An epic continues from its newest run: an older one's state is stale (docs/epics.md › Epics).
 		if (run.epic?.continuedBy)
 			return c.json(
 				{
@@ -145,7 +145,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 				},
 				409,
 			);
-		// A task's run alone would leave its epic waiting on the failed one (README › Epics).
+		// A task's run alone would leave its epic waiting on the failed one (docs/epics.md › Epics).
 		if (run.epicTask)
 			return c.json(
 				{
@@ -168,7 +168,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		return c.json({ id, retryOf: run.runId }, 202);
 	});
 
-	/** The stats' window: whole UTC days by default (README › HTTP API › Statistics). */
+	/** The stats' window: whole UTC days by default (docs/http-api.md › Statistics). */
 	const statsWindow = (q: { since?: string; until?: string }) => {
 		const until = q.until ?? deps.now().toISOString();
 		return { since: q.since ?? defaultSince(until), until };

@@ -140,7 +140,7 @@ export const costAnswer = z
 		}),
 		agentSeconds: z.number().meta({ description: "The agent containers' time, launch to report" }),
 	})
-	.meta({ description: "A cost summed from attempts (README › HTTP API)" });
+	.meta({ description: "A cost summed from attempts (docs/http-api.md › A run's cost)" });
 
 const attemptCostAnswer = z.object({
 	modelUsd: usdAmount
@@ -307,7 +307,7 @@ export const runAnswer = z.looseObject({
 	status: z.enum(RUN_STATUSES),
 	kind: z.enum(["epic", "task"]).optional().meta({
 		description:
-			"epic: the run plans its issue into sub-issues (README › Epics); task: it works one of an epic's sub-issues; absent: an issue's run",
+			"epic: the run plans its issue into sub-issues (docs/epics.md › Epics); task: it works one of an epic's sub-issues; absent: an issue's run",
 	}),
 	epic: epicProgressAnswer.optional().meta({
 		description: "An epic run: its phase and tasks (as GET /api/epics/{id} shows them)",

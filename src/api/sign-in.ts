@@ -2,10 +2,10 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import type { Settings } from "../config/settings";
 
-// The dashboard's sign-in links (README › Dashboard): `npm start` and `npm run demo` print
-// `/#code=<one-time code>`, never the token, because a browser's history keeps every URL it opened
-// (the fragment too). The page trades the code for the read-only token with a POST; a code works
-// once, within SIGN_IN_CODE_TTL_MS.
+// The dashboard's sign-in links (docs/dashboard.md › Signing in from a link): `npm start` and `npm
+// run demo` print `/#code=<one-time code>`, never the token, because a browser's history keeps
+// every URL it opened (the fragment too). The page trades the code for the read-only token with a
+// POST; a code works once, within SIGN_IN_CODE_TTL_MS.
 
 /** How long a printed sign-in code works. */
 export const SIGN_IN_CODE_TTL_MS = 10 * 60_000;

@@ -7,9 +7,9 @@ import { startBody } from "./schemas";
 import { validationError } from "./validation";
 
 /**
- * POST /api/runs and POST /api/epics (`kind: "epic"`, README › Epics): a run for the body's issue,
- * requested now; 202 with its id. The body is read as JSON whatever its Content-Type (`curl -d`
- * sends a form type).
+ * POST /api/runs and POST /api/epics (`kind: "epic"`, docs/epics.md › Epics): a run for the body's
+ * issue, requested now; 202 with its id. The body is read as JSON whatever its Content-Type (`curl
+ * -d` sends a form type).
  */
 export const startRequested =
 	(deps: ApiDeps, kind?: "epic") =>

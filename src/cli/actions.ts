@@ -1,8 +1,9 @@
 import type { LisaClient } from "./client";
 import { runPath } from "./timeline";
 
-// `lisa cancel <run>` and `lisa retry <run>`: POST /api/runs/:id/cancel and /retry (README › HTTP
-// API). Lisa's refusals (already finished, still running, a read-only token) are printed as it says them.
+// `lisa cancel <run>` and `lisa retry <run>`: POST /api/runs/:id/cancel and /retry
+// (docs/http-api.md › HTTP API). Lisa's refusals (already finished, still running, a read-only
+// token) are printed as it says them.
 
 export async function cancelCommand(
 	client: LisaClient,

@@ -126,7 +126,7 @@ export function agentsLine(
 	if (uids)
 		return `  agents:        run as uids ${uids.first}-${uids.last}, one per running step: they cannot read Lisa's secrets (LISA_AGENT_UIDS); ${network}`;
 	const who = process.getuid?.() === 0 ? "root" : `your own user (uid ${process.getuid?.()})`;
-	return `  ! agents:      run as ${who}: an agent can read Lisa's secrets (GITHUB_TOKEN, tracker keys, the model keys, the API token, in this process's and the tasks' environments and the data dir), use its local services and reach any host. To isolate them, start Lisa as root (each step's agent then gets a uid of its own and a network of its own) or deploy to AWS (README › Security)`;
+	return `  ! agents:      run as ${who}: an agent can read Lisa's secrets (GITHUB_TOKEN, tracker keys, the model keys, the API token, in this process's and the tasks' environments and the data dir), use its local services and reach any host. To isolate them, start Lisa as root (each step's agent then gets a uid of its own and a network of its own) or deploy to AWS (docs/security.md › Security)`;
 }
 
 export function banner(input: {
@@ -164,7 +164,7 @@ export function banner(input: {
 		`  Trello hook:   ${trelloCallbackUrl(input.publicUrl)}`,
 		`  GitHub hook:   ${input.publicUrl}/webhooks/github`,
 		"  polling mode:  npx lisa run (no public URL needed)",
-		"  command line:  npx lisa status | runs | logs | cancel | retry | doctor (README › Command line)",
+		"  command line:  npx lisa status | runs | logs | cancel | retry | doctor (docs/cli.md › Command line)",
 		`  data dir:      ${input.dataDir}`,
 		...(input.workspaces.startsWith(`${input.dataDir}/`)
 			? []

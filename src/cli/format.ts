@@ -136,8 +136,9 @@ function costLines(run: RunAnswer, apiUrl: string | undefined): string[] {
 }
 
 /**
- * An epic run's phase, its questions when it needs a spec, and a line per task (README › Epics);
- * a task's run, its epic. Titles, reasons and questions are others' text: one line each, printable.
+ * An epic run's phase, its questions when it needs a spec, and a line per task
+ * (docs/epics.md › Epics); a task's run, its epic. Titles, reasons and questions are others' text:
+ * one line each, printable.
  */
 export function epicLines(run: Pick<RunAnswer, "epic" | "epicTask">): string[] {
 	if (run.epicTask) return [`  epic:  task ${run.epicTask.taskId} of run ${run.epicTask.runId}`];

@@ -3,7 +3,8 @@ import { CliError } from "./exit";
 import { runPath } from "./timeline";
 
 // `lisa plan --issue <key>` starts an epic (POST /api/epics) and `lisa plan --continue <run>`
-// resumes one (POST /api/runs/:id/retry, after GET /api/epics/:id said it is one): README › Epics.
+// resumes one (POST /api/runs/:id/retry, after GET /api/epics/:id said it is one):
+// docs/epics.md › Epics.
 
 export interface PlanOptions {
 	issue?: string;

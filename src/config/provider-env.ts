@@ -1,8 +1,8 @@
 import type { ProviderName } from "./schema";
 
-// Which variables each agent provider's CLI reads (README › Providers and models): the agent gets
-// these and the basics, nothing else of the task's environment; a local task inherits them from
-// the stack.
+// Which variables each agent provider's CLI reads (docs/agent-task.md › Providers and models): the
+// agent gets these and the basics, nothing else of the task's environment; a local task inherits
+// them from the stack.
 
 /** Per provider: the variables its CLI needs. Nothing else of the task's environment reaches it. */
 export const PROVIDER_ENV: Record<ProviderName, RegExp[]> = {

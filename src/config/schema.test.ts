@@ -21,7 +21,7 @@ repos:
 `;
 
 describe("config", () => {
-	it("fills the hosted defaults (README › Config)", () => {
+	it("fills the hosted defaults (docs/config.md › Config)", () => {
 		const c = parseConfigText(minimal, "c.yaml");
 		expect(c.source).toBe("linear");
 		expect(c.provider).toBe("claude");

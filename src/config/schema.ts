@@ -6,9 +6,9 @@ import { HOST_PATTERN, normalHost } from "../domain/egress";
 import type { FollowUpSettings } from "../domain/follow-up";
 import { unknownKeyFix } from "./unknown-keys";
 
-// `.lisa/config.yaml` (README › Config): the original CLI's fields and old aliases, plus the hosted
-// additions. Every mapping is strict: a misspelled key is an error with the nearest valid name, never
-// silently dropped (a dropped `validate` would mean validation never runs).
+// `.lisa/config.yaml` (docs/config.md › Config): the original CLI's fields and old aliases, plus
+// the hosted additions. Every mapping is strict: a misspelled key is an error with the nearest
+// valid name, never silently dropped (a dropped `validate` would mean validation never runs).
 
 export const PROVIDERS = ["claude", "gemini", "opencode", "codex", "builtin"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -52,7 +52,10 @@ const modelSpec = z
 		message: `must be "provider" or "provider:model" with provider one of ${PROVIDERS.join(", ")}`,
 	});
 
-/** `follow_up` (README › Follow-ups): every field optional, both at the top and per repository. */
+/**
+ * `follow_up` (docs/follow-ups.md › Follow-ups): every field optional, both at the top and per
+ * repository.
+ */
 const followUpSchema = z
 	.strictObject({
 		ci: z.boolean(),
@@ -92,7 +95,8 @@ const repoSchema = z.strictObject({
 	setup: commandList.default([]),
 	validate: commandList.default([]),
 	allow_workflow_changes: z.boolean().default(false),
-	// Let Claude Code create its own worktree (`--worktree`; README › Providers and models) instead of Lisa's.
+	// Let Claude Code create its own worktree (`--worktree`;
+	// docs/agent-task.md › Providers and models) instead of Lisa's.
 	native_worktree: z.boolean().default(false),
 	// Overrides the top-level `follow_up` for this repository's pull requests.
 	follow_up: followUpSchema.optional(),
@@ -157,7 +161,8 @@ const computePriceSchema = z.strictObject({
 	ipv4_hour: z.number().min(0).default(FARGATE_LIST_PRICE.ipv4_hour),
 });
 
-// Epics (README › Epics): an issue with this label is planned into sub-issues worked in order.
+// Epics (docs/epics.md › Epics): an issue with this label is planned into sub-issues worked in
+// order.
 const epicSchema = z.strictObject({
 	label: z.string().min(1).default("lisa-epic"),
 	// Set on an epic whose description is not enough to plan, with the research's questions.
@@ -181,7 +186,8 @@ export const configSchema = z.strictObject({
 	comments: commentsSchema.default(commentsSchema.parse({})),
 	follow_up: followUpSchema.default({}),
 	epic: epicSchema.default(epicSchema.parse({})),
-	// "<provider>:<model>" → USD per million tokens, over the built-in list (README › Cost and budgets).
+	// "<provider>:<model>" → USD per million tokens, over the built-in list
+	// (docs/cost.md › Cost and budgets).
 	pricing: z
 		.record(z.string().regex(/^[a-z]+:.+$/, 'use "<provider>:<model>" keys'), tokenPriceSchema)
 		.default({}),
@@ -212,8 +218,8 @@ const FIX_HINTS: [RegExp, string][] = [
 	[/^provider$/, `use one of ${PROVIDERS.join(", ")}`],
 	[/^source$/, `use one of ${SOURCES.join(", ")}`],
 	[/^limits\./, "use a positive number"],
-	[/(^|\.)follow_up\./, "see README › Follow-ups"],
-	[/^(pricing|compute_pricing)/, "see README › Cost and budgets"],
+	[/(^|\.)follow_up\./, "see docs/follow-ups.md › Follow-ups"],
+	[/^(pricing|compute_pricing)/, "see docs/cost.md › Cost and budgets"],
 ];
 
 /** What to write instead, for a value of the wrong type. */
@@ -233,7 +239,7 @@ function hintFor(field: string, issue: Issue): string {
 	return byField ?? byType ?? README_CONFIG;
 }
 
-const README_CONFIG = "see README › Config";
+const README_CONFIG = "see docs/config.md › Config";
 
 function problemsOf(issue: Issue): { field: string; message: string; fix: string }[] {
 	const at = issue.path.map(String);

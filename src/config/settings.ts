@@ -3,8 +3,9 @@ import { Resource } from "sst/resource";
 import { DEFAULT_CONFIG_PATH } from "./default-path";
 import { type AgentLink, type EcsTarget, LINK, SECRETS } from "./links";
 
-// Runtime settings (README › Environment). Every process reads them here and nowhere else: from the resources
-// SST links to it when deployed (infra/), else from the environment. Callers cannot tell which.
+// Runtime settings (docs/config.md › Environment). Every process reads them here and nowhere else:
+// from the resources SST links to it when deployed (infra/), else from the environment. Callers
+// cannot tell which.
 
 /** A GitHub App: its id, private key (PEM) and its installation on the teams' repositories. */
 export interface GitHubApp {
@@ -37,14 +38,18 @@ export interface Settings {
 	sqsEndpoint?: string;
 	/** The embedded services' access key (local stack only): they refuse requests without it. */
 	localAccessKey?: string;
-	/** local: a child process per step; container: a container of the task image (README › The container). */
+	/**
+	 * local: a child process per step; container: a container of the task image
+	 * (docs/agent-task.md › The container).
+	 */
 	launcher: "local" | "ecs" | "container";
 	/** Where step tasks run in AWS; undefined when the LISA_ECS_* variables are not set. */
 	ecs?: EcsTarget;
 	linear: { apiKey?: string; webhookSecret?: string; apiUrl?: string };
 	/**
 	 * token: a personal (or any) token; app: Lisa as a GitHub App, which mints each step a token of
-	 * its own (README › GitHub). botLogin: the login Lisa acts as when its token is an App's.
+	 * its own (docs/trackers.md › As a GitHub App (a token per step)). botLogin: the login Lisa acts
+	 * as when its token is an App's.
 	 */
 	github: {
 		token?: string;

@@ -1,9 +1,9 @@
 import type * as z from "zod";
 import { nearest } from "./nearest";
 
-// The fix for a key the config does not know (README › Config): the nearest valid key at its
-// place, else a field of that name elsewhere in the schema, else the keys valid there. Reads the
-// zod schema's own definition, so it follows every field added to it.
+// The fix for a key the config does not know (docs/config.md › Config): the nearest valid key at
+// its place, else a field of that name elsewhere in the schema, else the keys valid there. Reads
+// the zod schema's own definition, so it follows every field added to it.
 
 type Walkable = {
 	def: {

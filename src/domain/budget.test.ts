@@ -3,7 +3,7 @@ import { commentRefusal, type RunMoney, withBudget } from "./budget";
 import { decideOnStepFinished, type StepOutcome } from "./progress";
 import { newRun, newStep, planStep, type Run } from "./run";
 
-// The budget applied to what a step's report decided (README › Cost and budgets).
+// The budget applied to what a step's report decided (docs/cost.md › Cost and budgets).
 
 const now = "2026-11-24T12:00:00.000Z";
 const launchedAt = "2026-11-24T11:00:00.000Z";

@@ -3,8 +3,8 @@ import type { Decision } from "./progress";
 import type { Approval, ApprovalRequest, Run, RunPatch, Step } from "./run";
 import { nextRunStatus } from "./states";
 
-// Budgets that pause and ask (README › Cost and budgets). Pure: the handlers read what a run's pull
-// request's other rounds spent, and apply the patches with one conditional write.
+// Budgets that pause and ask (docs/cost.md › Cost and budgets). Pure: the handlers read what a
+// run's pull request's other rounds spent, and apply the patches with one conditional write.
 
 /** What a run may spend and what was spent besides its own steps (its pull request's other runs). */
 export interface RunMoney {

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { UNPRINTABLE } from "./printable";
 
-// What a step changed (README › HTTP API, the step's `changes`): `git diff --numstat` between the
+// What a step changed (docs/http-api.md › What a step changed): `git diff --numstat` between the
 // base and the published commit, bounded. A path is the agent's text: cut and without controls.
 
 /** The files listed at most, most changed first; `files` still counts them all. */

@@ -1,11 +1,11 @@
 import type { Nodes, PhrasingContent } from "mdast";
 import { fromMarkdown } from "mdast-util-from-markdown";
 
-// What a comment asks of Lisa (README › Follow-ups, › Cost and budgets): `/lisa …` commands and
-// `@<login>` mentions, read as Markdown so that only what people see as the comment's own words
-// counts. An HTML comment, a code block, inline code or a quote of someone else's words asks
-// nothing: a command or mention counts only in a paragraph (a list item's included). The one reader
-// of GitHub comments and Linear session messages alike.
+// What a comment asks of Lisa (docs/follow-ups.md › Follow-ups, docs/cost.md › Cost and budgets):
+// `/lisa …` commands and `@<login>` mentions, read as Markdown so that only what people see as the
+// comment's own words counts. An HTML comment, a code block, inline code or a quote of someone
+// else's words asks nothing: a command or mention counts only in a paragraph (a list item's
+// included). The one reader of GitHub comments and Linear session messages alike.
 
 /** Stands for inline code, HTML or an image inside a paragraph: never a word, never a space. */
 const HIDDEN = "\uFFFC";

@@ -23,7 +23,7 @@ export function stripHtml(text: string): string {
 	}
 }
 
-/** The final comment's cost line (README › Cost and budgets): the run's own, rounds apart. */
+/** The final comment's cost line (docs/cost.md › Cost and budgets): the run's own, rounds apart. */
 export const runCostLine = (run: Run): string => costLine(runCost(run));
 
 export function successComment(run: Run, runUrl: string): string {

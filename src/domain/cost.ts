@@ -6,9 +6,9 @@ import type {
 	TokenUsage,
 } from "./usage";
 
-// What a run costs (README › Cost and budgets): the model spend of every agent run, the larger of
-// what its CLI reported and its tokens priced from a table, plus the agent containers' time. A cost
-// nobody can know is null and says why; it is never a guessed zero.
+// What a run costs (docs/cost.md › Cost and budgets): the model spend of every agent run, the
+// larger of what its CLI reported and its tokens priced from a table, plus the agent containers'
+// time. A cost nobody can know is null and says why; it is never a guessed zero.
 
 /** USD per million tokens. */
 export interface TokenPrice {
@@ -60,7 +60,7 @@ export interface ComputePrice {
 	ipv4_hour: number;
 }
 
-/** AWS's list prices in us-east-1 (README › Deploying to AWS › What a run costs). */
+/** AWS's list prices in us-east-1 (docs/deploying.md › What a run costs). */
 export const FARGATE_LIST_PRICE: ComputePrice = {
 	vcpu_hour: 0.04048,
 	gb_hour: 0.004445,
@@ -147,9 +147,9 @@ export interface AgentRunCost {
 }
 
 /**
- * The one decision of what an agent run cost (README › Cost and budgets). A CLI's own figure can
- * be low (its price table, a summary that disagrees with what it streamed, a forged `0`), so it is
- * never believed below the tokens at the model's price. A model Lisa cannot price makes the cost
+ * The one decision of what an agent run cost (docs/cost.md › Cost and budgets). A CLI's own figure
+ * can be low (its price table, a summary that disagrees with what it streamed, a forged `0`), so it
+ * is never believed below the tokens at the model's price. A model Lisa cannot price makes the cost
  * unknown, the CLI's figure only a floor; a budget counts such a run's tokens at the dearest price
  * it knows, so an unpriced model never spends unwatched.
  */

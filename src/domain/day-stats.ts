@@ -2,7 +2,7 @@ import { stepCost } from "./cost";
 import { type Run, readsAllRepos, type Step } from "./run";
 import { isTerminalRun, type RunStatus } from "./states";
 
-// What the stats need of the runs created on one UTC day (README › HTTP API › Statistics): sums,
+// What the stats need of the runs created on one UTC day (docs/http-api.md › Statistics): sums,
 // the samples of exact nearest-rank percentiles and the costliest runs. Kept per day, so a window
 // of 30 days reads 30 of them; a recount folds runs into the same shape, so both answer alike.
 

@@ -1,6 +1,6 @@
-// The agent's egress allow-list (README › Security): which hosts the egress proxy lets an attempt's
-// agent reach. A pattern is a host name, an IP address, or `*.suffix` for every name under suffix,
-// any port; the code host is allowed on its own port only (`host:port`).
+// The agent's egress allow-list (docs/security.md › Security): which hosts the egress proxy lets an
+// attempt's agent reach. A pattern is a host name, an IP address, or `*.suffix` for every name
+// under suffix, any port; the code host is allowed on its own port only (`host:port`).
 
 /** A host pattern as the config and the proxy write it: lower case, no trailing dot, no port. */
 export const HOST_PATTERN =

@@ -1,10 +1,10 @@
 import type { EpicState, EpicTaskState } from "./epic";
 import type { Run } from "./run";
 
-// `lisa plan --continue` / a retry of an epic run (README › Epics): the new run keeps the plan, the
-// sub-issues and their relations, the progress comment and every task done or in review; a task
-// that failed or was cancelled, or still showed running when the epic ended, gets a new run, and the
-// tasks it blocked wait for it again. Pure.
+// `lisa plan --continue` / a retry of an epic run (docs/epics.md › Epics): the new run keeps the
+// plan, the sub-issues and their relations, the progress comment and every task done or in review;
+// a task that failed or was cancelled, or still showed running when the epic ended, gets a new run,
+// and the tasks it blocked wait for it again. Pure.
 
 /** The epic state a continuing run starts from. */
 export function continueEpic(previous: Run): EpicState {

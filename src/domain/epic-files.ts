@@ -17,9 +17,10 @@ import { findCycle, topologicalOrder } from "./epic-graph";
 import { printable } from "./printable";
 import { oneLine as cut } from "./redact";
 
-// The epic phases' files checked (README › Epics): every reason a file falls short, each naming the
-// file, so the next attempt's prompt can list them all. The files come from an agent that read the
-// issue: they are untrusted, so nothing here builds a pattern from them and every quote is bounded.
+// The epic phases' files checked (docs/epics.md › Epics): every reason a file falls short, each
+// naming the file, so the next attempt's prompt can list them all. The files come from an agent
+// that read the issue: they are untrusted, so nothing here builds a pattern from them and every
+// quote is bounded.
 
 /** One trimmed line of printable text, at most `max` characters. */
 const oneLine = (text: string, max: number) => cut(printable(text), max);

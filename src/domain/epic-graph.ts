@@ -1,7 +1,8 @@
 import type { EpicTaskState } from "./epic";
 
-// The epic's task graph (README › Epics): checked for cycles when planned, ordered for creating the
-// sub-issues, and read while the tasks run: which may start, which can never start, how it ends.
+// The epic's task graph (docs/epics.md › Epics): checked for cycles when planned, ordered for
+// creating the sub-issues, and read while the tasks run: which may start, which can never start,
+// how it ends.
 
 export interface GraphNode {
 	id: string;

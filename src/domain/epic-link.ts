@@ -1,7 +1,8 @@
 import * as z from "zod";
 
-// What a task's run knows of its epic (README › Epics): where to report, and what the tasks it
-// depends on did — only those, as the task context of an epic's plan carries only its dependencies.
+// What a task's run knows of its epic (docs/epics.md › Epics): where to report, and what the tasks
+// it depends on did — only those, as the task context of an epic's plan carries only its
+// dependencies.
 
 const text = (max: number) => z.string().max(max);
 

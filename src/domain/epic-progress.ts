@@ -6,8 +6,8 @@ import { defuseMentions } from "./round-comments";
 import { prUrls, type Run, workSteps } from "./run";
 import { isTerminalRun } from "./states";
 
-// An epic's tasks as the pipeline sees them (README › Epics): what their sub-issues say, where
-// each one is (from its run), and the one progress comment. Pure.
+// An epic's tasks as the pipeline sees them (docs/epics.md › Epics): what their sub-issues say,
+// where each one is (from its run), and the one progress comment. Pure.
 
 /** Carried in a sub-issue's body: finds it again after a crash between creating and recording it. */
 export const taskMarker = (origin: string, taskId: string) =>

@@ -2,8 +2,9 @@ import type { EpicPlan, EpicResearch, EpicState, EpicTaskState } from "./epic";
 import { checkPlan, checkResearch } from "./epic-files";
 import type { Run } from "./run";
 
-// An epic's phase steps as the pipeline accepts them (README › Epics): what the task reports is
-// checked again with the very checks the task ran (it is not trusted), and becomes the epic's state.
+// An epic's phase steps as the pipeline accepts them (docs/epics.md › Epics): what the task reports
+// is checked again with the very checks the task ran (it is not trusted), and becomes the epic's
+// state.
 
 export type Accepted<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 

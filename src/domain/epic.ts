@@ -1,6 +1,6 @@
-// Epics (README › Epics): an issue planned into dependent tasks, each a sub-issue worked as its own
-// run in dependency order. The phases' files and the plan's graph are checked here, deterministically;
-// nothing here knows the tracker, the queue or the task container.
+// Epics (docs/epics.md › Epics): an issue planned into dependent tasks, each a sub-issue worked as
+// its own run in dependency order. The phases' files and the plan's graph are checked here,
+// deterministically; nothing here knows the tracker, the queue or the task container.
 
 import * as z from "zod";
 
@@ -134,7 +134,10 @@ export interface EpicTaskState extends EpicTask {
 	reason?: string;
 }
 
-/** An epic run's progress, kept on its run item (README › Epics). Its phase is `epicPhase(run)`. */
+/**
+ * An epic run's progress, kept on its run item (docs/epics.md › Epics). Its phase is
+ * `epicPhase(run)`.
+ */
 export interface EpicState {
 	research?: EpicResearch;
 	/** plan.md, once the plan phase passed its checks. */

@@ -10,7 +10,7 @@ export const TIMELINE_EVENTS = [
 	"run.planning",
 	"run.waiting",
 	"run.redriven",
-	// Budgets (README › Cost and budgets).
+	// Budgets (docs/cost.md › Cost and budgets).
 	"run.awaiting_approval",
 	"run.approved",
 	"approval.ignored",
@@ -37,13 +37,13 @@ export const TIMELINE_EVENTS = [
 	"plan.discarded",
 	"plan.accepted",
 	"plan.rejected",
-	// Epics (README › Epics): the plan's tasks as sub-issues and runs of their own.
+	// Epics (docs/epics.md › Epics): the plan's tasks as sub-issues and runs of their own.
 	"epic.planned",
 	"epic.needs_spec",
 	"epic.task_created",
 	"epic.task_started",
 	"epic.task_status",
-	// An epic's phases inside their attempt (README › Epics): each try's files checked.
+	// An epic's phases inside their attempt (docs/epics.md › Epics): each try's files checked.
 	"epic.research_checked",
 	"epic.plan_checked",
 	"epic.phase_incomplete",
@@ -75,7 +75,7 @@ export const TIMELINE_EVENTS = [
 	"pr.merged",
 	"pr.closed",
 	"pr.commented",
-	// Follow-up rounds on the run's pull requests (README › Follow-ups).
+	// Follow-up rounds on the run's pull requests (docs/follow-ups.md › Follow-ups).
 	"followup.requested",
 	"followup.ignored",
 	"followup.dropped",

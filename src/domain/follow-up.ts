@@ -1,6 +1,6 @@
-// Follow-up rounds on a run's open pull request (README › Follow-ups): red CI, reviews, mentions and
-// Linear session messages each become a round — a new run on the same branch and pull request,
-// linked to the run that opened it. Pure: what the pipeline records and decides.
+// Follow-up rounds on a run's open pull request (docs/follow-ups.md › Follow-ups): red CI, reviews,
+// mentions and Linear session messages each become a round — a new run on the same branch and pull
+// request, linked to the run that opened it. Pure: what the pipeline records and decides.
 
 export const FOLLOW_UP_TRIGGERS = ["ci_failure", "review", "mention", "session_prompt"] as const;
 export type FollowUpTrigger = (typeof FOLLOW_UP_TRIGGERS)[number];

@@ -1,6 +1,6 @@
-// The gates the agent's work must pass before Lisa publishes it (README › Checks, validation and
-// retries). Pure: the task gathers the facts from its publish repository and the manifest, about
-// exactly the commits it would push.
+// The gates the agent's work must pass before Lisa publishes it
+// (docs/agent-task.md › Checks, validation and retries). Pure: the task gathers the facts from its
+// publish repository and the manifest, about exactly the commits it would push.
 
 export type GateName = "commit" | "base" | "diff" | "workflows" | "secrets" | "moved" | "manifest";
 

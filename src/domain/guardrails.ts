@@ -1,11 +1,12 @@
 import { type GateName, WORKFLOWS_DIR } from "./gates";
 import { headTail } from "./redact";
 
-// Guardrails (README › Checks, validation and retries): what went wrong on earlier runs of a repository, offered to later
-// prompts so the agent avoids the same pitfalls. They outlive the run that wrote them, so they hold
-// only what Lisa itself wrote — which check failed, the team's command and its exit code, the gate —
-// never output of the agent or its commands, which a crafted issue could turn into instructions for
-// every later run. Bounded in number, size and age; redacted before storing.
+// Guardrails (docs/agent-task.md › Checks, validation and retries): what went wrong on earlier runs
+// of a repository, offered to later prompts so the agent avoids the same pitfalls. They outlive the
+// run that wrote them, so they hold only what Lisa itself wrote — which check failed, the team's
+// command and its exit code, the gate — never output of the agent or its commands, which a crafted
+// issue could turn into instructions for every later run. Bounded in number, size and age; redacted
+// before storing.
 
 export const MAX_GUARDRAILS = 5;
 /** Older guardrails are ignored: the repository has probably moved on. */

@@ -1,7 +1,7 @@
 import * as z from "zod";
 
-// Multi-repo plans (README › Multi-repo runs): the planning agent's `.lisa-plan.json`, validated before any step
-// runs — the original never checked it against the configured repos.
+// Multi-repo plans (docs/multi-repo.md › Multi-repo runs): the planning agent's `.lisa-plan.json`,
+// validated before any step runs — the original never checked it against the configured repos.
 
 export const PLAN_FILE = ".lisa-plan.json";
 

@@ -67,7 +67,7 @@ export type Decision =
 	| { kind: "retry"; patch: RunPatch; stepIndex: number; attempt: number; delaySeconds: number }
 	/**
 	 * The run goes on: launch these steps (none while siblings of the same order still run). An
-	 * epic's accepted plan (`epicPlanned`) goes on through its tasks instead (README › Epics).
+	 * epic's accepted plan (`epicPlanned`) goes on through its tasks instead (docs/epics.md › Epics).
 	 */
 	| { kind: "advance"; patch: RunPatch; launch: number[]; plan?: Plan; epicPlanned?: true }
 	/** The run ended (finalize stops the tasks of siblings cancelled with it). */
@@ -99,7 +99,10 @@ export function retryDelaySeconds(backoff: number, attempt: number): number {
 	return Math.min(MAX_RETRY_DELAY_SECONDS, Math.ceil(backoff * 2 ** Math.max(0, attempt - 2)));
 }
 
-/** The attempt's container time and cost, priced as it is recorded (README › Cost and budgets). */
+/**
+ * The attempt's container time and cost, priced as it is recorded
+ * (docs/cost.md › Cost and budgets).
+ */
 export function attemptSpend(
 	step: Step,
 	msg: StepOutcome,
@@ -277,7 +280,8 @@ function refuse(
 
 /**
  * An epic's research step succeeded: checked again, then the plan phase starts in a fresh context;
- * or, when the research asks for a spec, the epic ends there with its questions (README › Epics).
+ * or, when the research asks for a spec, the epic ends there with its questions
+ * (docs/epics.md › Epics).
  */
 function researched(
 	run: Run,

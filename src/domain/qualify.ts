@@ -28,7 +28,7 @@ export function inState(source: SourceName, issue: IssueNow, name: string): bool
 	);
 }
 
-/** The labels of epics (config `epic`, README › Epics). */
+/** The labels of epics (config `epic`, docs/epics.md › Epics). */
 export type EpicLabels = Pick<LisaConfig["epic"], "label" | "needs_spec_label">;
 
 /** An issue carrying the epic label is an epic, whatever other labels it carries (`lisa` too). */

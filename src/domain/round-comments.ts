@@ -3,8 +3,9 @@ import { type CiFailure, firstErrorLines, type RoundInput, triggerLabel } from "
 import { oneLine } from "./redact";
 import type { Run } from "./run";
 
-// What Lisa says about follow-up rounds (README › Follow-ups): one comment on the pull request per
-// round, one line on the issue. Each carries Lisa's marker, so Lisa never answers its own words.
+// What Lisa says about follow-up rounds (docs/follow-ups.md › Follow-ups): one comment on the pull
+// request per round, one line on the issue. Each carries Lisa's marker, so Lisa never answers its
+// own words.
 
 /**
  * The agent's and CI's words as Lisa posts them: an `@name` in them pings nobody (a zero-width

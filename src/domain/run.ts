@@ -50,7 +50,9 @@ export interface StepReport {
 	usage?: AttemptUsage;
 	/** A follow-up round's outcome: its summary, replies, or that nothing needed changing. */
 	round?: RoundReport;
-	/** The run's cost reached its limit: the task stopped the agent (README › Cost and budgets). */
+	/**
+	 * The run's cost reached its limit: the task stopped the agent (docs/cost.md › Cost and budgets).
+	 */
 	budget?: StepBudget;
 	at: string;
 }
@@ -74,7 +76,7 @@ export interface Step {
 	repo: string;
 	/**
 	 * A step whose agent writes files, not code, over read-only checkouts of every repo: a
-	 * multi-repo run's plan, or an epic's research and plan phases (README › Epics).
+	 * multi-repo run's plan, or an epic's research and plan phases (docs/epics.md › Epics).
 	 */
 	kind?: StepKind;
 	scope?: string;
@@ -90,7 +92,7 @@ export interface Step {
 	prUrl?: string;
 	/** The title its pull request was opened with (from the succeeded attempt's report). */
 	prTitle?: string;
-	/** What its published commit changed (README › HTTP API). */
+	/** What its published commit changed (docs/http-api.md › What a step changed). */
 	changes?: StepChanges;
 	error?: string;
 	launchedAt?: string;
@@ -114,7 +116,7 @@ export interface StepBudget {
 	spentUsd: number;
 }
 
-/** A run paused because its cost passed its limit (README › Cost and budgets). */
+/** A run paused because its cost passed its limit (docs/cost.md › Cost and budgets). */
 export interface ApprovalRequest {
 	requestedAt: string;
 	spentUsd: number;
@@ -178,11 +180,11 @@ export interface TrackerProgress {
 	replies?: boolean;
 	/** A review round asked its reviewers again. */
 	reviewRequested?: boolean;
-	/** The wait for the daily budget is said in the tracker (README › Cost and budgets). */
+	/** The wait for the daily budget is said in the tracker (docs/cost.md › Cost and budgets). */
 	budgetWait?: boolean;
-	/** The finished run is counted in its day's stats (README › HTTP API › Statistics). */
+	/** The finished run is counted in its day's stats (docs/http-api.md › Statistics). */
 	counted?: boolean;
-	/** A vague epic got the needs-spec label (README › Epics). */
+	/** A vague epic got the needs-spec label (docs/epics.md › Epics). */
 	needsSpec?: boolean;
 	/** Every effect of the finished run is done and the issue lock released. */
 	done?: boolean;
@@ -247,7 +249,7 @@ export interface Run {
 	parentRunId?: string;
 	/**
 	 * Set on an epic run, from its creation: it plans the issue into sub-issues and works them in
-	 * order (README › Epics). Not `kind`, which the store keeps for what an item is.
+	 * order (docs/epics.md › Epics). Not `kind`, which the store keeps for what an item is.
 	 */
 	epic?: EpicState;
 	/** A task of an epic: the epic's run, the task, and what its dependencies did. */
@@ -322,7 +324,7 @@ export function slugify(text: string, max = 40): string {
 	return (lastDash > max / 2 ? cut.slice(0, lastDash) : cut).replace(/-+$/, "");
 }
 
-/** `<branch_prefix><issue-key lowercase>-<slug ≤40>` (README › Config, `branch_prefix`). */
+/** `<branch_prefix><issue-key lowercase>-<slug ≤40>` (docs/config.md › Config, `branch_prefix`). */
 export function branchName(prefix: string, issueKey: string, title: string): string {
 	const key = slugify(issueKey, 64);
 	const slug = slugify(title);
@@ -351,8 +353,8 @@ export function planStep(index: number): Step {
 
 /**
  * A step whose agent reads every configured repo and writes files, not code: every step with a
- * kind (a multi-repo run's plan, an epic's research and plan phases, README › Epics). It changes no
- * repository.
+ * kind (a multi-repo run's plan, an epic's research and plan phases, docs/epics.md › Epics). It
+ * changes no repository.
  */
 export const readsAllRepos = (step: Pick<Step, "kind">): boolean => step.kind !== undefined;
 
@@ -373,7 +375,10 @@ export function workSteps(run: { readonly steps: readonly Step[] }): Step[] {
 /** A step's place in the plan; a run without a plan has one step. */
 export const orderOf = (step: Step): number => step.order ?? 1;
 
-/** What the earlier orders of the plan produced, for a step's prompt (README › Multi-repo runs). */
+/**
+ * What the earlier orders of the plan produced, for a step's prompt
+ * (docs/multi-repo.md › Multi-repo runs).
+ */
 export function previousSteps(
 	run: Pick<Run, "steps">,
 	index: number,

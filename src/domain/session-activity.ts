@@ -3,8 +3,9 @@ import type { Plan } from "./plan";
 import { prUrls, type Run, workSteps } from "./run";
 import { stepNumber } from "./step-label";
 
-// What Lisa says in an agent session (README › Linear agent sessions) while a run works and when it
-// ends: the activities' contents, as the tracker port posts them. Pure.
+// What Lisa says in an agent session while a run works and when it ends: the activities' contents,
+// as the tracker port posts them. Pure.
+// docs/trackers.md › Linear agent sessions (delegate an issue to Lisa)
 
 /** An activity in a Linear agent session (https://linear.app/developers/agent-interaction). */
 export type SessionActivity =

@@ -1,6 +1,6 @@
-// Who may say yes to spending more in a Linear agent session (README › Cost and budgets): Linear's
-// counterpart of GitHub's `author_association` for `/lisa continue` on a pull request. Pure: the
-// pipeline asks Linear about the message's author, and this decides.
+// Who may say yes to spending more in a Linear agent session (docs/cost.md › Cost and budgets):
+// Linear's counterpart of GitHub's `author_association` for `/lisa continue` on a pull request.
+// Pure: the pipeline asks Linear about the message's author, and this decides.
 
 /** The author of a session message, as Linear tells of them now. */
 export interface SessionAuthor {

@@ -1,4 +1,5 @@
-// Run and step state machines (README › How a run works). Pure: callers persist the result with a conditional write.
+// Run and step state machines (docs/how-a-run-works.md › How a run works). Pure: callers persist
+// the result with a conditional write.
 
 export const RUN_STATUSES = [
 	"queued",

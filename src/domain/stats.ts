@@ -42,7 +42,7 @@ export interface GroupStats {
 	cost: CostSum;
 }
 
-/** One UTC day of the window: what the dashboard's charts plot (README › Dashboard). */
+/** One UTC day of the window: what the dashboard's charts plot (docs/dashboard.md › Dashboard). */
 export interface DaySummary {
 	runs: number;
 	succeeded: number;

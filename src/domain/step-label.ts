@@ -1,14 +1,17 @@
 import type { Step } from "./run";
 
-// One numbering of a run's steps for people (README › Multi-repo runs): the planning step is "plan",
-// the steps that change a repository count from 1 whether a plan ran or not — as the tracker's
-// comments have always said "step 1 of 2". The API keeps the 0-based `index`; the CLI, the timeline's
-// messages and the dashboard (its mirror is checked against this in test/e2e/dashboard-served.test.ts
-// and dashboard-live.test.ts) say this.
+// One numbering of a run's steps for people (docs/multi-repo.md › Multi-repo runs): the planning
+// step is "plan", the steps that change a repository count from 1 whether a plan ran or not — as
+// the tracker's comments have always said "step 1 of 2". The API keeps the 0-based `index`; the
+// CLI, the timeline's messages and the dashboard (its mirror is checked against this in
+// test/e2e/dashboard-served.test.ts and dashboard-live.test.ts) say this.
 
 type Labelled = Pick<Step, "index" | "kind" | "repo">;
 
-/** What a step that changes no repository is called: planning, or an epic's phase (README › Epics). */
+/**
+ * What a step that changes no repository is called: planning, or an epic's phase
+ * (docs/epics.md › Epics).
+ */
 const PHASES: Record<NonNullable<Step["kind"]>, string> = {
 	plan: "plan",
 	research: "research",

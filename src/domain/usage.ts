@@ -1,8 +1,8 @@
 import * as z from "zod";
 
-// What the agents of a step attempt used (README › The run and its steps): tokens as each agent
-// CLI or the built-in agent's endpoint reported them, and the cost where the CLI reports one (its
-// word only: what an attempt cost is decided in src/domain/cost.ts).
+// What the agents of a step attempt used (docs/agent-task.md › Checks, validation and retries):
+// tokens as each agent CLI or the built-in agent's endpoint reported them, and the cost where the
+// CLI reports one (its word only: what an attempt cost is decided in src/domain/cost.ts).
 
 const tokens = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -63,7 +63,7 @@ export type StepAttemptUsage = AttemptUsage & {
 	/** The attempt's container time (launch to report), and when it was recorded. */
 	seconds?: number;
 	endedAt?: string;
-	/** Priced when the attempt was recorded (README › Cost and budgets). */
+	/** Priced when the attempt was recorded (docs/cost.md › Cost and budgets). */
 	cost?: AttemptCost;
 };
 

@@ -68,7 +68,7 @@ export interface SubIssueInput {
 	state: string;
 }
 
-/** What epics need beyond a single issue (README › Epics). */
+/** What epics need beyond a single issue (docs/epics.md › Epics). */
 export interface EpicTracker {
 	/** The sub-issue of `epicId` whose body carries `marker`, if one exists. */
 	findSubIssue(epicId: string, marker: string): Promise<CreatedIssue | undefined>;

@@ -55,7 +55,10 @@ export interface Launcher {
 	inspect(taskId: string): Promise<TaskStatus>;
 }
 
-/** The task's environment contract (README › The agent task): which step to run and where the store and queue are. */
+/**
+ * The task's environment contract (docs/agent-task.md › The agent task): which step to run and
+ * where the store and queue are.
+ */
 export function taskEnvironment(req: LaunchRequest, settings: Settings): Record<string, string> {
 	const env: Record<string, string> = {
 		LISA_RUN_ID: req.runId,

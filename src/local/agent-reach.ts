@@ -15,11 +15,11 @@ import {
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-// What agents running as other uids must reach (README › Security): their workspaces, the agent
-// CLIs the stack runs and the Node.js those run on. Root's home and `mktemp -d` folders are closed
-// to other users (mode 700), so a checkout or data dir there is out of their reach; what lives in
-// one is then placed under SHARED_DIR, a folder any user can search, instead. The pinned CLIs
-// (1.2 GB) are mirrored as hard links, once per install: no copy at each start.
+// What agents running as other uids must reach (docs/security.md › Security): their workspaces, the
+// agent CLIs the stack runs and the Node.js those run on. Root's home and `mktemp -d` folders are
+// closed to other users (mode 700), so a checkout or data dir there is out of their reach; what
+// lives in one is then placed under SHARED_DIR, a folder any user can search, instead. The pinned
+// CLIs (1.2 GB) are mirrored as hard links, once per install: no copy at each start.
 
 /** Where the local stack places what agents must reach when its own folders are closed to them. */
 export const SHARED_DIR = "/var/lib/lisa";

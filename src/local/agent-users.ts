@@ -5,12 +5,12 @@ import { stopUid, UidStillRunning } from "../task/sandbox/processes";
 import { SHARED_DIR } from "./agent-reach";
 import { holdLock, type Lock } from "./lock";
 
-// The local launcher's agent users (README › Security): when the stack runs as root, each running
-// step gets a uid of its own from a small pool, so its agent cannot read the task's secrets in
-// /proc, and "every process of the agent's uid" is exactly that step's. A uid is taken by holding
-// the kernel lock of its folder in a folder only root can open (several stacks on one machine
-// share the pool, and no agent can hold a uid's lock), and given back when the step's task has
-// exited and the kernel says no process of that uid runs.
+// The local launcher's agent users (docs/security.md › Security): when the stack runs as root, each
+// running step gets a uid of its own from a small pool, so its agent cannot read the task's secrets
+// in /proc, and "every process of the agent's uid" is exactly that step's. A uid is taken by
+// holding the kernel lock of its folder in a folder only root can open (several stacks on one
+// machine share the pool, and no agent can hold a uid's lock), and given back when the step's task
+// has exited and the kernel says no process of that uid runs.
 
 /** Where the pool's locks are: root's alone. */
 export const AGENT_UID_LOCKS = path.join(SHARED_DIR, "agent-uids");

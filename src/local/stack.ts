@@ -46,7 +46,10 @@ export interface LocalStack {
 	settings: Settings;
 	/** The agents' uids (one per running step), or none: agents run as the stack's own user. */
 	agentUids?: UidRange;
-	/** Each agent runs in a network of its own (with agent uids, under either launcher; README › Security). */
+	/**
+	 * Each agent runs in a network of its own (with agent uids, under either launcher;
+	 * docs/security.md › Security).
+	 */
 	agentsConfined: boolean;
 	/** Where the agents work and what they run (agent-reach.ts). */
 	agentReach: AgentReach;
@@ -227,7 +230,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 			tasks:
 				launcher instanceof ContainerLauncher
 					? launcher.describe()
-					: "a child process per step (LISA_LAUNCHER=container: a container of the task image per step, README › The container)",
+					: "a child process per step (LISA_LAUNCHER=container: a container of the task image per step, docs/agent-task.md › The container)",
 			deps,
 			sweep: () => runSweep(),
 			async stop() {

@@ -7,7 +7,7 @@ import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 import { claimLaunch, startTask } from "./steps";
 
-// Yes to spending more on a run paused at its cost limit (README › Cost and budgets).
+// Yes to spending more on a run paused at its cost limit (docs/cost.md › Cost and budgets).
 
 /**
  * `run.approve`: the run goes on up to its new limit, the steps that waited are launched. A yes

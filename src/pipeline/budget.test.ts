@@ -7,7 +7,7 @@ import { handleFollowUpRequested } from "./follow-up";
 import { handleRunRequested } from "./intake";
 import { sweep } from "./sweeper";
 
-// Budgets against a real store, queue and ECS double (README › Cost and budgets): a run past
+// Budgets against a real store, queue and ECS double (docs/cost.md › Cost and budgets): a run past
 // `limits.max_run_cost_usd` waits for approval instead of failing or spending on; a yes (the API's
 // message, `/lisa continue`) launches what waited, once; an unanswered request expires; rounds
 // count against their pull request's run; a spent day keeps new runs queued until it is raised.
@@ -156,7 +156,7 @@ describe("the run's cost limit", () => {
 		});
 		await w.settle();
 		expect((await run(runId)).status).toBe("awaiting_approval");
-		// A member of the issue's team, as Linear tells when asked (README › Cost and budgets).
+		// A member of the issue's team, as Linear tells when asked (docs/cost.md › Cost and budgets).
 		const dana = w.linear.addUser({ name: "Dana" });
 		const prompt = (activityId: string, body: string) =>
 			w.deps.queue.send("events", {

@@ -15,9 +15,10 @@ import { finalize } from "./finalize";
 import { mutate, note } from "./mutate";
 import { sayOnIssueAndPullRequests } from "./report";
 
-// Budgets that pause and ask (README › Cost and budgets): a run past `limits.max_run_cost_usd`
-// waits `awaiting_approval` until someone says yes (the API, `/lisa continue`, the Linear session)
-// or the request expires; a day past `limits.daily_budget_usd` keeps new runs queued.
+// Budgets that pause and ask (docs/cost.md › Cost and budgets): a run past
+// `limits.max_run_cost_usd` waits `awaiting_approval` until someone says yes (the API, `/lisa
+// continue`, the Linear session) or the request expires; a day past `limits.daily_budget_usd` keeps
+// new runs queued.
 
 /** The runs of a pull request's follow-up rounds, oldest first (read at once). */
 export async function roundRuns(deps: PipelineDeps, parent: Run): Promise<Run[]> {

@@ -25,7 +25,8 @@ export interface PipelineDeps {
 	runUrl(runId: string): string;
 	/**
 	 * With a GitHub App: a token for one attempt's repositories (their `owner/name`), held to what
-	 * the step does there (README › GitHub). Undefined with a personal token, which tasks get as is.
+	 * the step does there (docs/trackers.md › As a GitHub App (a token per step)). Undefined with a
+	 * personal token, which tasks get as is.
 	 */
 	mintStepToken?(
 		slugs: string[],

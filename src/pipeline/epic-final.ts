@@ -9,7 +9,7 @@ import type { PipelineDeps } from "./deps";
 import { mutate, note } from "./mutate";
 
 // How an epic ends in the tracker, and how its tasks' runs and the epic hear of each other
-// (README › Epics). Kept apart from the epic's pass, which finalizes through these.
+// (docs/epics.md › Epics). Kept apart from the epic's pass, which finalizes through these.
 
 /** One of an ended run's tracker effects (src/pipeline/finalize.ts): what it is recorded as, and how it is done. */
 export type TrackerEffect = [keyof TrackerProgress, (t: Tracker, r: Run) => Promise<unknown>];
@@ -90,7 +90,8 @@ export function epicEffects(run: Run, deps: PipelineDeps): TrackerEffect[] | und
 		];
 	if (!run.epic?.tasks.length) return undefined;
 	const final: TrackerEffect = ["finalComment", (t, r) => epicComment(deps, t, r)];
-	// How it ended is always said when it failed; its success only with comments on (README › Config).
+	// How it ended is always said when it failed; its success only with comments on
+	// (docs/config.md › Config).
 	if (run.status !== "succeeded") return [...back, final];
 	const commentsOn = config.comments.enabled;
 	const label = sc.remove_label === true ? config.epic.label : labelToRemove(sc);

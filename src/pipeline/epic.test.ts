@@ -16,9 +16,10 @@ import { awsClients } from "../runtime/aws";
 import { handleEpicAdvance } from "./epic";
 import { SWEEP, sweep } from "./sweeper";
 
-// An epic through the pipeline's handlers (README › Epics), with the Linear double behind the real
-// client: research → plan → one sub-issue per task with its `blocks` relations → the tasks' runs in
-// dependency order → the epic's end. The agent tasks are played by the test (their reports).
+// An epic through the pipeline's handlers (docs/epics.md › Epics), with the Linear double behind
+// the real client: research → plan → one sub-issue per task with its `blocks` relations → the
+// tasks' runs in dependency order → the epic's end. The agent tasks are played by the test (their
+// reports).
 
 const REPOS = ["api", "web"];
 let w: PipelineWorld;

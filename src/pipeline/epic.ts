@@ -17,11 +17,11 @@ import { epicComment, epicPatch } from "./epic-final";
 import { finalize, releaseSlot } from "./finalize";
 import { mutate, note } from "./mutate";
 
-// An epic's tasks (README › Epics): once its plan is accepted, `epic.advance` creates the missing
-// sub-issues and their relations, starts the tasks whose dependencies are done as runs of their
-// own, keeps the one progress comment current, and ends the epic when its tasks did. Every change
-// for an epic (its plan accepted, a task's run ended, a pull request merged, the sweeper's pass)
-// sends one; a pass is idempotent and one holds the epic at a time.
+// An epic's tasks (docs/epics.md › Epics): once its plan is accepted, `epic.advance` creates the
+// missing sub-issues and their relations, starts the tasks whose dependencies are done as runs of
+// their own, keeps the one progress comment current, and ends the epic when its tasks did. Every
+// change for an epic (its plan accepted, a task's run ended, a pull request merged, the sweeper's
+// pass) sends one; a pass is idempotent and one holds the epic at a time.
 
 /**
  * A pass holding the epic longer than this crashed: the next one takes over. Well past how long the

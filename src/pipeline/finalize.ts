@@ -195,8 +195,8 @@ function pullRequestTitle(url: string): string {
 }
 
 /**
- * A follow-up round's one line in the tracker (README › Follow-ups): a comment on the issue, or an
- * activity in the Linear session. The issue stays where it is.
+ * A follow-up round's one line in the tracker (docs/follow-ups.md › Follow-ups): a comment on the
+ * issue, or an activity in the Linear session. The issue stays where it is.
  */
 function roundEffects(run: Run, deps: PipelineDeps): TrackerEffect[] {
 	const line = roundIssueLine(run, deps.runUrl(run.runId));

@@ -38,10 +38,10 @@ import { mutate, note } from "./mutate";
 import { sayOnIssueAndPullRequests } from "./report";
 import { type ApproverVerdict, sessionApprover } from "./session-approver";
 
-// Follow-up rounds (README › Follow-ups). `followup.requested` records an event on the run that
-// opened the pull request; the first one of a round schedules `followup.due` after the debounce,
-// so a commit's failing checks or a reviewer's comments make one round. When due, the round is
-// gathered from GitHub (the checks' output and logs, the reviews' comments), judged by the
+// Follow-up rounds (docs/follow-ups.md › Follow-ups). `followup.requested` records an event on the
+// run that opened the pull request; the first one of a round schedules `followup.due` after the
+// debounce, so a commit's failing checks or a reviewer's comments make one round. When due, the
+// round is gathered from GitHub (the checks' output and logs, the reviews' comments), judged by the
 // no-progress guard, and started as a run of its own through the intake, which makes it wait for
 // any other run of the issue.
 
@@ -156,7 +156,8 @@ export async function handleFollowUpRequested(
 
 /**
  * `/lisa continue` on the pull request (or in the Linear session): a yes to the pending approval of
- * the run or round that waits on it (README › Cost and budgets), from someone who may drive Lisa.
+ * the run or round that waits on it (docs/cost.md › Cost and budgets), from someone who may drive
+ * Lisa.
  */
 async function continueRuns(
 	deps: PipelineDeps,

@@ -57,7 +57,7 @@ export async function handleRunRequested(deps: PipelineDeps, msg: RunRequested):
 	if (!run.tracker.started) run = await markStarted(deps, run);
 	if (!run.tracker.startComment) run = await reportStart(deps, run);
 
-	// A continued epic has no phase to run: it goes on with its tasks (README › Epics).
+	// A continued epic has no phase to run: it goes on with its tasks (docs/epics.md › Continuing).
 	if (!run.steps.length && run.epic?.tasks.length)
 		return deps.queue.send("events", epicAdvance({ runId, why: "the epic was continued" }));
 	const claimed = await claimLaunch(deps, runId, 0);
@@ -139,7 +139,7 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	const gone = missingRepo(run, config);
 	if (gone) return failForGood(deps, run.runId, gone).then(() => undefined);
 	// An epic by its labels as the tracker has them now: a Trello move into pick_from says nothing
-	// of the card's labels (README › Epics).
+	// of the card's labels (docs/epics.md › Epics).
 	if (run.trigger === "webhook" && !run.epic && isEpic(found.labels, config.epic))
 		run = { ...run, epic: { tasks: [] } };
 	return start(deps, run, config, issue);
@@ -151,7 +151,7 @@ async function configOf(deps: PipelineDeps, runId: string): Promise<LisaConfig |
 	if (state.status === "ok") return state.config;
 	const reason =
 		state.status === "missing"
-			? `no config: create ${state.file} (see README › Config)`
+			? `no config: create ${state.file} (see docs/config.md › Config)`
 			: state.error.message;
 	await failForGood(deps, runId, reason);
 	return undefined;
@@ -315,8 +315,8 @@ async function start(
 
 /**
  * The run's first step: a round's repository; an epic's research (none when a continued epic goes
- * on with its tasks); an epic task's repository; the planning step with several repos (README ›
- * Multi-repo runs); else the one repository.
+ * on with its tasks); an epic task's repository; the planning step with several repos
+ * (docs/multi-repo.md › Multi-repo runs); else the one repository.
  */
 function firstStep(run: Run, config: LisaConfig, title: string): Step | undefined {
 	if (run.round)

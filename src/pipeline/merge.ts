@@ -44,7 +44,7 @@ export async function handlePullRequestClosed(
 			{ data: { prUrl: msg.prUrl, mergeCommitSha: msg.mergeCommitSha } },
 		);
 	await followMerge(deps, res.run);
-	// An epic's task is done once its pull requests merged (README › Epics): its epic goes on.
+	// An epic's task is done once its pull requests merged (docs/epics.md › Epics): its epic goes on.
 	const task = res.run.epicTask;
 	if (task && res.changed)
 		await deps.queue.send(

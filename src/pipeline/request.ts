@@ -5,7 +5,7 @@ import type { PipelineDeps } from "./deps";
 
 /**
  * A new run for an issue (`lisa run` polling, POST /api/runs; `kind: "epic"`: `lisa plan`, POST
- * /api/epics, README › Epics): `run.requested` now; its run id.
+ * /api/epics, docs/epics.md › Epics): `run.requested` now; its run id.
  */
 export async function requestRun(
 	deps: Pick<PipelineDeps, "queue" | "now"> & { newRunId(): string },

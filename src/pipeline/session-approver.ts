@@ -8,8 +8,9 @@ export type ApproverVerdict = { by: string; byId?: string } | { refused: string 
 
 /**
  * The author of a `continue` in the run's Linear agent session, asked of Linear now: only an active
- * member of the issue's team, neither a guest nor an app, may approve spending (README › Cost and
- * budgets). A transient failure throws, to be retried; anything else refuses, saying why.
+ * member of the issue's team, neither a guest nor an app, may approve spending
+ * (docs/cost.md › Cost and budgets). A transient failure throws, to be retried; anything else
+ * refuses, saying why.
  */
 export async function sessionApprover(
 	deps: PipelineDeps,

@@ -14,7 +14,7 @@ import { sessionApprover } from "./session-approver";
 /**
  * `session.prompted`: a follow-up in the run's Linear agent session is recorded and answered. Once
  * the run has finished with an open pull request, the message starts a follow-up round on it
- * (README › Follow-ups).
+ * (docs/follow-ups.md › Follow-ups).
  */
 export async function handleSessionPrompted(
 	deps: PipelineDeps,
@@ -44,7 +44,7 @@ export async function handleSessionPrompted(
 			"session.prompted",
 			`${msg.author ?? "someone"} wrote in the agent session: ${msg.body.slice(0, 200)}`,
 		);
-	// The session was asked whether to spend more (README › Cost and budgets). Also on a
+	// The session was asked whether to spend more (docs/cost.md › Cost and budgets). Also on a
 	// redelivery: the approval may not have been sent yet, and one message approves once.
 	if (run.status === "awaiting_approval" && isContinue(msg.body, true)) {
 		const approver = early ?? (await sessionApprover(deps, run, authorOf(msg)));

@@ -173,8 +173,9 @@ const rateLimited = (err: unknown): boolean => {
 
 /**
  * With a GitHub App, mints the attempt's token and keeps it in the store under a nonce the launch
- * hands its task alone (README › GitHub): the launch's overrides, which describing the task shows,
- * hold the nonce, never the token. The nonce, for the launch.
+ * hands its task alone (docs/trackers.md › As a GitHub App (a token per step)): the launch's
+ * overrides, which describing the task shows, hold the nonce, never the token. The nonce, for the
+ * launch.
  */
 async function handOverToken(
 	deps: PipelineDeps,
@@ -279,8 +280,9 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 			`${stepLabel(run.steps, msg.stepIndex)} attempt ${msg.attempt}: the task's stored report is used, not the failure concluded meanwhile (${outcome.error ?? "unknown"})`,
 			{ step: msg.stepIndex },
 		);
-	// Checks, reviews and comments on the pull request find the run through it (README › Follow-ups).
-	// Also for a redelivery decided "ignore": the first delivery may have died before linking.
+	// Checks, reviews and comments on the pull request find the run through it
+	// (docs/follow-ups.md › Follow-ups). Also for a redelivery decided "ignore": the first delivery
+	// may have died before linking.
 	if (msg.prUrl && msg.outcome === "succeeded" && !run.round) {
 		await deps.store.linkPullRequest(msg.prUrl, run.runId);
 		if (run.steps[msg.stepIndex]?.order) await linkRunPulls(deps, run, msg.stepIndex);
@@ -360,7 +362,7 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 	}
 }
 
-/** An epic's plan was accepted: its tasks go on through `epic.advance` (README › Epics). */
+/** An epic's plan was accepted: its tasks go on through `epic.advance` (docs/epics.md › Epics). */
 async function startEpic(deps: PipelineDeps, run: Run): Promise<void> {
 	const tasks = run.epic?.tasks ?? [];
 	await note(

@@ -137,7 +137,8 @@ async function guarded(
 async function sweepRun(deps: PipelineDeps, runId: string, pass: Pass): Promise<void> {
 	const run = await deps.store.getRun(runId);
 	if (!run || run.status === "queued" || isTerminalRun(run.status)) return;
-	// An epic working through its tasks: a pass makes up for a lost `epic.advance` (README › Epics).
+	// An epic working through its tasks: a pass makes up for a lost `epic.advance`
+	// (docs/epics.md › Epics).
 	if (run.epic?.tasks.length && (pass.restarted || pass.age(run.updatedAt) > SWEEP.epicGraceMs))
 		await deps.queue.send("events", epicAdvance({ runId, why: "the sweeper's pass" }));
 	const first = run.steps[0];

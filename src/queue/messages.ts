@@ -14,9 +14,10 @@ import { planSchema } from "../domain/plan";
 import { TRIGGERS } from "../domain/run";
 import { attemptUsageSchema } from "../domain/usage";
 
-// Queue messages (README › How a run works). Every message is validated on both ends. Run ids are ULIDs and
-// issue ids, keys and the trackers' other ids are bounded printable text (src/domain/ids.ts):
-// an id that could not be a store key, a path or a log line never gets into a message.
+// Queue messages (docs/how-a-run-works.md › How a run works). Every message is validated on both
+// ends. Run ids are ULIDs and issue ids, keys and the trackers' other ids are bounded printable
+// text (src/domain/ids.ts): an id that could not be a store key, a path or a log line never gets
+// into a message.
 
 /** A link shown to people (dashboard, tracker): http(s) only, never javascript: or data:. */
 const webUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
@@ -32,7 +33,9 @@ export const runRequestedSchema = z.object({
 	requestedAt: z.string(),
 	/** Chosen by the sender so a redelivered message resumes the same run. */
 	runId: runIdSchema.optional(),
-	/** `epic`: plan the issue into sub-issues (README › Epics); otherwise one issue, one run. */
+	/**
+	 * `epic`: plan the issue into sub-issues (docs/epics.md › Epics); otherwise one issue, one run.
+	 */
 	kind: z.literal("epic").optional(),
 	/** A task of an epic, started by its epic once its dependencies were done. */
 	epicTask: epicTaskLinkSchema.optional(),
@@ -55,7 +58,9 @@ export const stepFinishedSchema = z.object({
 	outcome: z.enum(["succeeded", "failed"]),
 	branch: z.string().optional(),
 	prUrl: webUrl.optional(),
-	/** The pull request's title and what the commit changed (README › HTTP API, the step's answer). */
+	/**
+	 * The pull request's title and what the commit changed (docs/http-api.md › What a step changed).
+	 */
 	prTitle: z.string().max(MAX_PR_TITLE).optional(),
 	changes: stepChangesSchema.optional(),
 	error: z.string().optional(),
@@ -63,13 +68,16 @@ export const stepFinishedSchema = z.object({
 	provider: z.string().optional(),
 	/** A planning step's plan (checked again by the handler against the run's config). */
 	plan: planSchema.optional(),
-	/** An epic's research phase, checked (README › Epics). */
+	/** An epic's research phase, checked (docs/epics.md › Epics). */
 	research: epicResearchSchema.optional(),
 	/** An epic's plan phase, checked. */
 	epicPlan: epicPlanSchema.optional(),
 	/** What the attempt's agents used. */
 	usage: attemptUsageSchema.optional(),
-	/** The task stopped its agent because the run's cost passed its limit (README › Cost and budgets). */
+	/**
+	 * The task stopped its agent because the run's cost passed its limit
+	 * (docs/cost.md › Cost and budgets).
+	 */
 	budget: z.object({ spentUsd: z.number().min(0), limitUsd: z.number().min(0) }).optional(),
 	/** A follow-up round's outcome. */
 	round: z
@@ -162,8 +170,9 @@ export type PullRequestClosedMessage = z.infer<typeof pullRequestClosedSchema>;
 const login = z.string().min(1).max(256);
 
 /**
- * Something on an open pull request of the run asks for a follow-up round (README › Follow-ups):
- * a failing check, a review, a mention. `runId` is the run that opened the pull request.
+ * Something on an open pull request of the run asks for a follow-up round
+ * (docs/follow-ups.md › Follow-ups): a failing check, a review, a mention. `runId` is the run that
+ * opened the pull request.
  */
 export const followUpRequestedSchema = z.object({
 	type: z.literal("followup.requested"),
@@ -195,7 +204,7 @@ export type FollowUpRequested = z.infer<typeof followUpRequestedSchema>;
 
 /**
  * Something changed for an epic's tasks (its plan was accepted, a task's run ended, a pull request
- * merged): create what is missing, start what is ready, update its comment (README › Epics).
+ * merged): create what is missing, start what is ready, update its comment (docs/epics.md › Epics).
  */
 export const epicAdvanceSchema = z.object({
 	type: z.literal("epic.advance"),

@@ -11,8 +11,8 @@ import { createLogger, type Logger } from "../log";
 import { type DynamoStore, storeAndQueue } from "./aws";
 
 // The API's wiring: the store, the queue and Lisa's own actor per source. It imports no launcher
-// and no tracker client, so the API's bundle holds neither (docs/architecture.md › Things that
-// bite); ./deps.ts adds them for the handlers.
+// and no tracker client, so the API's bundle holds neither
+// (docs/architecture.md › Things that bite); ./deps.ts adds them for the handlers.
 
 /** Each source's credentials; NotConfigured when they are missing. */
 export const credentials = {

@@ -1,7 +1,7 @@
 import type { DayStats, StatsRun } from "../domain/day-stats";
 
 /**
- * The stats' days (README › HTTP API › Statistics): what the finished runs created on a UTC day add
+ * The stats' days (docs/http-api.md › Statistics): what the finished runs created on a UTC day add
  * up to, kept as they finish, so a window reads one item a day instead of every run.
  */
 export interface StatsStore {

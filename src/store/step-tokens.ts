@@ -10,9 +10,10 @@ export interface AttemptKey {
 }
 
 /**
- * The code host token minted for one attempt (a GitHub App's, README › GitHub): the pipeline puts
- * it before the launch, the attempt's task takes it once. It never rides in a task definition or in
- * the launch's overrides, where whoever may describe tasks would read it.
+ * The code host token minted for one attempt (a GitHub App's,
+ * docs/trackers.md › As a GitHub App (a token per step)): the pipeline puts it before the launch,
+ * the attempt's task takes it once. It never rides in a task definition or in the launch's
+ * overrides, where whoever may describe tasks would read it.
  */
 export interface StepTokenStore {
 	/** Keeps `token` for the attempt until `expiresAt` (ISO 8601), replacing one kept before. */

@@ -9,7 +9,8 @@ import { runStep } from "./attempt/step";
 import { takeGithubToken } from "./context/token";
 import { serveEgress } from "./egress/service";
 
-// Entry point of the agent task (ECS container or local child process). Env contract: README › The agent task.
+// Entry point of the agent task (ECS container or local child process). Env contract:
+// docs/agent-task.md › The agent task.
 
 function required(name: string): string {
 	const v = process.env[name];

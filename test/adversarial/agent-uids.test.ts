@@ -8,9 +8,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentUidPool } from "../../src/local/agent-users";
 
-// The local pool of agent uids (README › Security) under stacks that race for it: a uid lent to
-// two running steps would let one step's agent read and rewrite the other's. Each "stack" here is
-// a process of its own taking every uid it can at the same moment as the others.
+// The local pool of agent uids (docs/security.md › Security) under stacks that race for it: a uid
+// lent to two running steps would let one step's agent read and rewrite the other's. Each "stack"
+// here is a process of its own taking every uid it can at the same moment as the others.
 
 const POOL_MODULE = pathToFileURL(
 	fileURLToPath(new URL("../../src/local/agent-users.ts", import.meta.url)),

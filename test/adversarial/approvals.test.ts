@@ -6,11 +6,12 @@ import { pullRequestCommentEvent } from "../doubles/github/webhook";
 import { createStackWorld, resolvedIssue, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
-// A `/lisa continue` that was not written for the request it would answer (README › Cost and
-// budgets). A collaborator's comment is delivered again, signed, with only its `updated_at` changed
-// (or its `created_at` too): it must approve no request made after it was written, and no comment
-// approves twice. Everything runs on the whole local stack: a real run opens the pull request,
-// spends through the fake agent's reported usage, and its round pauses at the limit.
+// A `/lisa continue` that was not written for the request it would answer
+// (docs/cost.md › Cost and budgets). A collaborator's comment is delivered again, signed, with only
+// its `updated_at` changed (or its `created_at` too): it must approve no request made after it was
+// written, and no comment approves twice. Everything runs on the whole local stack: a real run
+// opens the pull request, spends through the fake agent's reported usage, and its round pauses at
+// the limit.
 
 const REPO = "acme/api";
 const ada = "ada";

@@ -7,7 +7,7 @@ import { createStackWorld, resolvedIssue, type StackWorld } from "../support/sta
 // A collaborator hides a command from the people reading the pull request: in an HTML comment,
 // a code block, inline code or a quote of someone else's words. Each is a signed webhook to the
 // whole local stack, as GitHub would deliver it; none may start a round or approve spending. Only
-// a paragraph's own words count, as people see them (README › Follow-ups).
+// a paragraph's own words count, as people see them (docs/follow-ups.md › Follow-ups).
 
 const REPO = "acme/api";
 const ada = "ada";

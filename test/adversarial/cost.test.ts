@@ -5,8 +5,8 @@ import { checkSuiteEvent, issuesEvent } from "../doubles/github/webhook";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
-// An agent CLI that says its run was free (README › Cost and budgets): Claude Code's `result` line
-// claims `total_cost_usd: 0` for a million output tokens. The recorded cost is never below the
+// An agent CLI that says its run was free (docs/cost.md › Cost and budgets): Claude Code's `result`
+// line claims `total_cost_usd: 0` for a million output tokens. The recorded cost is never below the
 // tokens at the model's list price, and a model Lisa cannot price is recorded as unknown, never as
 // a known $0; either way the next round of the pull request is refused against the $1 limit. The
 // whole local stack, the real task and claude's real output parser; the fake claude prints the lines.

@@ -3,11 +3,11 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// A hostile agent and the network (README › Security): `npm start` as root, so each step's agent
-// runs as a uid of its own in a network namespace of its own. It tries every way out — a direct
-// connection to a service of the host, to the machine's resolver, to an outside address; a name
-// lookup; the egress proxy towards a host the config does not allow — and one way that is allowed:
-// the proxy towards a host the repository's `network.allow` names.
+// A hostile agent and the network (docs/security.md › Security): `npm start` as root, so each
+// step's agent runs as a uid of its own in a network namespace of its own. It tries every way out —
+// a direct connection to a service of the host, to the machine's resolver, to an outside address; a
+// name lookup; the egress proxy towards a host the config does not allow — and one way that is
+// allowed: the proxy towards a host the repository's `network.allow` names.
 
 const ROOT = process.getuid?.() === 0;
 

@@ -193,8 +193,8 @@ done`,
 			expect(report).toMatchObject({ outcome: "failed" });
 			expect(report?.error).toContain("the commit changed while the validate commands ran");
 		} finally {
-			// Without an agent user the loop outlives the attempt: what that mode risks (README ›
-			// Security).
+			// Without an agent user the loop outlives the attempt: what that mode risks
+			// (docs/security.md › `npm start` as another user (or `LISA_AGENT_UIDS=off`)).
 			process.kill(-Number(await readFile(pidFile, "utf8")), "SIGKILL");
 		}
 	});

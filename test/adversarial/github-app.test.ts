@@ -13,10 +13,11 @@ import { git } from "../support/git";
 import { statusOf } from "../support/octokit";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// Lisa as a GitHub App (README › GitHub): no long-lived token anywhere near a task. The pipeline
-// mints each attempt a token for its repository and what the step does there, keeps it in the
-// store for that task alone, and the task takes it. A hostile agent of the task's own user looks
-// for it in every process it can read; the token, once out, is tried on another repository.
+// Lisa as a GitHub App (docs/trackers.md › As a GitHub App (a token per step)): no long-lived token
+// anywhere near a task. The pipeline mints each attempt a token for its repository and what the
+// step does there, keeps it in the store for that task alone, and the task takes it. A hostile
+// agent of the task's own user looks for it in every process it can read; the token, once out, is
+// tried on another repository.
 
 const REPO = "acme/api";
 let w: StackWorld;

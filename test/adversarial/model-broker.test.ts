@@ -3,9 +3,9 @@ import { type AnthropicDouble, startAnthropicDouble } from "../doubles/models/an
 import { createStackWorld, type StackWorld } from "../support/stack";
 import { ANTHROPIC_KEY } from "../support/world";
 
-// A hostile agent and the model key (README › Security): `npm start` as root, the real task, its
-// model broker in front of a scripted Anthropic API. The fake claude has the environment Lisa gives
-// claude; it reads what it can and asks its endpoint for what it wants.
+// A hostile agent and the model key (docs/security.md › Security): `npm start` as root, the real
+// task, its model broker in front of a scripted Anthropic API. The fake claude has the environment
+// Lisa gives claude; it reads what it can and asks its endpoint for what it wants.
 
 const ROOT = process.getuid?.() === 0;
 const MODEL = "claude-sonnet-4-5";

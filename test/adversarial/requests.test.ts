@@ -20,7 +20,10 @@ import { type ApiRun, GITHUB_WEBHOOK_SECRET, TRELLO_BOARD, WEBHOOK_SECRET } from
 // text, bad ids and cursors, poison messages and oversized bodies.
 
 const REPO = "acme/api";
-/** The key a delivery is remembered by: SHA-256 of the bytes its signature covers (README). */
+/**
+ * The key a delivery is remembered by: SHA-256 of the bytes its signature covers
+ * (docs/http-api.md › Deliveries and replays).
+ */
 const deliveryKey = (signed: Buffer) => createHash("sha256").update(signed).digest("hex");
 let linear: StackWorld;
 let trello: StackWorld;

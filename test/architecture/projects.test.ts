@@ -3,8 +3,9 @@ import { glob } from "tinyglobby";
 import { describe, expect, it } from "vitest";
 import { EXCLUDE, PROJECTS } from "../../vitest.config";
 
-// Every test file runs in exactly one of vitest's projects (README › Development): none would never
-// run under `npm run check` nor be known as slow, two would run twice. Globbed as vitest globs them.
+// Every test file runs in exactly one of vitest's projects (docs/development.md › Tests): none
+// would never run under `npm run check` nor be known as slow, two would run twice. Globbed as
+// vitest globs them.
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const files = (include: string[]) => glob(include, { cwd: root, ignore: EXCLUDE, dot: true });

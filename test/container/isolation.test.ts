@@ -19,11 +19,11 @@ import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
-// The task's container against a hostile agent (README › Security, In the container): the built-in
-// agent, scripted by the chat double, runs bash as the agent's uid inside the container while the
-// task (root, PID 1) holds the secrets. What the agent finds it sends to a sink of the test's through
-// the one way out its network has, the task's egress proxy, to a host the config allows — the
-// channel a real attacker would use, and one no redaction touches.
+// The task's container against a hostile agent (docs/security.md › In the container (AWS)): the
+// built-in agent, scripted by the chat double, runs bash as the agent's uid inside the container
+// while the task (root, PID 1) holds the secrets. What the agent finds it sends to a sink of the
+// test's through the one way out its network has, the task's egress proxy, to a host the config
+// allows — the channel a real attacker would use, and one no redaction touches.
 
 /** The task size the stack is given: not the defaults, so the limits are seen to come from it. */
 const MEMORY = "1.5 GB";

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { newRunId } from "../../src/domain/ids";
 import { describeWithImage } from "../support/container";
 
-// The task as a container's PID 1 (README › The container): a PID 1 ignores SIGTERM unless it handles
-// it, and a stop would then wait out the whole grace for SIGKILL. The task here waits on a store
-// that accepts connections and never answers; `podman stop` must end it at once, with SIGTERM's code.
+// The task as a container's PID 1 (docs/agent-task.md › The container): a PID 1 ignores SIGTERM
+// unless it handles it, and a stop would then wait out the whole grace for SIGKILL. The task here
+// waits on a store that accepts connections and never answers; `podman stop` must end it at once,
+// with SIGTERM's code.
 
 describeWithImage("the task as PID 1", (img) => {
 	let store: Server;

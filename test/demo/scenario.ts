@@ -5,8 +5,8 @@ import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
 // The demo's runs (README › Quick start): the local stack against every double, two repositories
-// (so each run plans first, README › Multi-repo runs), and three issues the fake agent answers —
-// one repo changed, two repos changed with a pull request each, and a step that fails.
+// (so each run plans first, docs/multi-repo.md › Multi-repo runs), and three issues the fake agent
+// answers — one repo changed, two repos changed with a pull request each, and a step that fails.
 
 /**
  * The agent's first and last lines as Claude Code prints them (the model it served, what it used
@@ -60,7 +60,7 @@ export interface Demo {
 	url: string;
 	apiToken: string;
 	readToken: string;
-	/** The dashboard with a one-time sign-in code (README › Dashboard). */
+	/** The dashboard with a one-time sign-in code (docs/dashboard.md › Signing in from a link). */
 	signInLink(): string;
 }
 

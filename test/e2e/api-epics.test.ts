@@ -6,9 +6,10 @@ import { newRun, type Run } from "../../src/domain/run";
 import { diamondEpic, HIDDEN } from "../support/epics";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// The epics API (README › Epics, › HTTP API) over real HTTP against the local stack: an epic's
-// task graph, the run answers' kinds, starting an epic and continuing one. The messages the API
-// queues are read from an app whose queue is recorded (the stack's pipeline would take them at once).
+// The epics API (docs/epics.md › Epics, docs/http-api.md › HTTP API) over real HTTP against the
+// local stack: an epic's task graph, the run answers' kinds, starting an epic and continuing one.
+// The messages the API queues are read from an app whose queue is recorded (the stack's pipeline
+// would take them at once).
 
 let w: StackWorld;
 beforeAll(async () => {

@@ -19,7 +19,7 @@ import type { StepAttemptUsage } from "../../src/domain/usage";
 import { collectSse } from "../support/sse";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// The runs API's contract (README › HTTP API), over real HTTP against the local
+// The runs API's contract (docs/http-api.md › HTTP API), over real HTTP against the local
 // stack: every route, every error, paging, filters, statistics, the live stream, tokens and CORS.
 
 const DASHBOARD_ORIGIN = "https://wall.acme.dev";

@@ -4,8 +4,8 @@ import { lisa } from "../support/cli";
 import { diamondEpic } from "../support/epics";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// `lisa plan` and `lisa status` of epics (README › Epics) as real processes against a running
-// local stack, with the token from the stack's token file.
+// `lisa plan` and `lisa status` of epics (docs/epics.md › Epics) as real processes against a
+// running local stack, with the token from the stack's token file.
 
 let w: StackWorld;
 let env: NodeJS.ProcessEnv;

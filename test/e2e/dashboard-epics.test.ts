@@ -5,9 +5,9 @@ import { hasChromium, launchChromium } from "../support/browser";
 import { diamondEpic, HIDDEN } from "../support/epics";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// An epic on the dashboard (README › Epics, › Dashboard) in a real browser: its phase and task
-// table on its page, the link from a task's run back to it, its tag in the list. The epic is
-// written straight into the store as the pipeline would keep it.
+// An epic on the dashboard (docs/epics.md › Epics, docs/dashboard.md › Epics) in a real browser:
+// its phase and task table on its page, the link from a task's run back to it, its tag in the list.
+// The epic is written straight into the store as the pipeline would keep it.
 
 const ATTACK = `<img src=x onerror="document.title='pwned'">`;
 

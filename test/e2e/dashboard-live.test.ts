@@ -9,8 +9,9 @@ import { stepLabel, stepNumber } from "../../src/domain/step-label";
 import { hasChromium, launchChromium } from "../support/browser";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// The dashboard as it is watched (README › Dashboard): a run's page updating in place while the run
-// goes on, the notices of actions, the wall view and the charts — in Chromium, against the stack.
+// The dashboard as it is watched (docs/dashboard.md › Dashboard): a run's page updating in place
+// while the run goes on, the notices of actions, the wall view and the charts — in Chromium,
+// against the stack.
 const ARTIFACTS = fileURLToPath(new URL("../artifacts/", import.meta.url));
 
 let w: StackWorld;

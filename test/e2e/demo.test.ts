@@ -149,7 +149,8 @@ describe("npm run demo -- --keep", () => {
 		expect(readToken).toBeDefined();
 		expect(dir && existsSync(dir)).toBe(true);
 		expect(out).toContain(`LISA_URL=${url} LISA_READ_TOKEN=${readToken} npx lisa runs`);
-		// The dashboard link signs in with a one-time code, never the token (README › Dashboard).
+		// The dashboard link signs in with a one-time code, never the token
+		// (docs/dashboard.md › Signing in from a link).
 		const link = out.match(/ {2}dashboard: {3}(\S+) {2}\(signs in once, within 10 min\)\n/)?.[1];
 		expect(link?.startsWith(`${url}/#code=`)).toBe(true);
 		expect(link).not.toContain(readToken);

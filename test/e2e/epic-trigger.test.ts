@@ -7,8 +7,8 @@ import { issueWebhook, linearHeaders } from "../doubles/linear/webhook";
 import { type PipelineWorld, pipelineWorld } from "../support/pipeline";
 
 // A signed Linear webhook for an issue labelled `epic.label` becomes `run.requested` with kind
-// "epic" on the real intake queue (README › Epics); the intake is not polled, so the message is
-// read as SQS holds it.
+// "epic" on the real intake queue (docs/epics.md › Epics); the intake is not polled, so the message
+// is read as SQS holds it.
 
 let pipe: PipelineWorld;
 beforeAll(async () => {

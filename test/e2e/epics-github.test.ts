@@ -11,7 +11,7 @@ import type { GitHubIssue } from "../doubles/github/server";
 import { issuesEvent, pullRequestClosedEvent } from "../doubles/github/webhook";
 import { createStackWorld, GITHUB_FOLLOWING_MERGES, type StackWorld } from "../support/stack";
 
-// Epics with GitHub Issues as the tracker (README › Epics): sub-issues with blocked-by
+// Epics with GitHub Issues as the tracker (docs/epics.md › Epics): sub-issues with blocked-by
 // dependencies, and a task done only once its pull request merged (`source_config.merged` set).
 
 const REPO = "acme/api";

@@ -3,8 +3,9 @@ import { epicPlanDirective, type PlannedTask } from "../doubles/agents/directive
 import { createStackWorld, type StackWorld } from "../support/stack";
 import { TRELLO_BOARD } from "../support/world";
 
-// Epics with Trello (README › Epics), in the checklist form: a card per task in the pick_from
-// list, and a "Lisa tasks" checklist on the epic card whose items are ticked as the tasks get done.
+// Epics with Trello (docs/epics.md › Epics), in the checklist form: a card per task in the
+// pick_from list, and a "Lisa tasks" checklist on the epic card whose items are ticked as the tasks
+// get done.
 
 let w: StackWorld;
 const board = () => {

@@ -9,7 +9,7 @@ import {
 } from "../doubles/agents/directives";
 import { createStackWorld, type StackWorld } from "../support/stack";
 
-// Epics on the local stack with Linear (README › Epics): an issue labelled `lisa-epic` is
+// Epics on the local stack with Linear (docs/epics.md › Epics): an issue labelled `lisa-epic` is
 // researched and planned by the fake agent in the task, its plan becomes sub-issues, and the
 // sub-issues are resolved as runs of their own, in dependency order, by the same agent.
 

@@ -16,10 +16,10 @@ import { git } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
-// Follow-up rounds driven by people (README › Follow-ups), end to end on the local stack: reviews,
-// mentions and Linear session messages on the pull request of a finished run become rounds that push
-// new commits to the same branch and answer on the PR and the issue; outsiders, Lisa itself and
-// the round limit start none.
+// Follow-up rounds driven by people (docs/follow-ups.md › Follow-ups), end to end on the local
+// stack: reviews, mentions and Linear session messages on the pull request of a finished run become
+// rounds that push new commits to the same branch and answer on the PR and the issue; outsiders,
+// Lisa itself and the round limit start none.
 
 const REPO = "acme/api";
 /** Collaborators of the repository: they may drive Lisa. */

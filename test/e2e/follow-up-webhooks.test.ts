@@ -21,10 +21,10 @@ import {
 import { createStackWorld, type StackWorld } from "../support/stack";
 import { GITHUB_WEBHOOK_SECRET, LOG_LEVEL } from "../support/world";
 
-// Follow-up webhooks (README › Follow-ups): failing checks, reviews and mentions on a pull request
-// Lisa opened become `followup.requested` for the run that opened it. A real run opens the PR on
-// the GitHub double; the deliveries go to Lisa's own API wired as in AWS, whose events queue is
-// one nothing consumes, so the test reads what was forwarded.
+// Follow-up webhooks (docs/follow-ups.md › Follow-ups): failing checks, reviews and mentions on a
+// pull request Lisa opened become `followup.requested` for the run that opened it. A real run opens
+// the PR on the GitHub double; the deliveries go to Lisa's own API wired as in AWS, whose events
+// queue is one nothing consumes, so the test reads what was forwarded.
 
 const REPO = "acme/api";
 const human = "ada";

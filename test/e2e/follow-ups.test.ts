@@ -5,9 +5,9 @@ import { checkRunEvent, checkSuiteEvent, issuesEvent } from "../doubles/github/w
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
-// Red CI on Lisa's pull requests, end to end on the local stack (README › Follow-ups): a failing
-// commit makes one round that pushes to the same PR; several failing checks of one commit make one
-// round; the same failure after a round stops CI rounds with a comment.
+// Red CI on Lisa's pull requests, end to end on the local stack (docs/follow-ups.md › Follow-ups):
+// a failing commit makes one round that pushes to the same PR; several failing checks of one commit
+// make one round; the same failure after a round stops CI rounds with a comment.
 
 const REPO = "acme/api";
 const human = "ada";

@@ -7,8 +7,9 @@ import { branches } from "../support/git";
 import { createStackWorld, type StackWorld } from "../support/stack";
 import type { ApiRun } from "../support/world";
 
-// Multi-repo runs (README › Multi-repo runs) on the local stack: three bare repos, a fake agent that plans and
-// then implements, the real pipeline, store, queues and agent task processes.
+// Multi-repo runs (docs/multi-repo.md › Multi-repo runs) on the local stack: three bare repos, a
+// fake agent that plans and then implements, the real pipeline, store, queues and agent task
+// processes.
 
 let w: StackWorld;
 beforeAll(async () => {

@@ -72,7 +72,7 @@ describe("npm start", () => {
 		]);
 		expect(lines.findIndex((l) => l.startsWith("  health:"))).toBeGreaterThan(up + 3);
 		expect(lines).toContain(
-			"  command line:  npx lisa status | runs | logs | cancel | retry | doctor (README › Command line)",
+			"  command line:  npx lisa status | runs | logs | cancel | retry | doctor (docs/cli.md › Command line)",
 		);
 	});
 

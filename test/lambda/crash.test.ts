@@ -15,9 +15,10 @@ import {
 } from "../support/lambda";
 import type { ApiRun } from "../support/world";
 
-// Crash detection in AWS (src/functions/ecs-events, the sweeper as backstop; README › How a run works): a task that stops
-// without having reported is retried like a transient failure up to max_attempts, then the run fails
-// with ECS's stop reason in the API and in Linear. The handlers read plain variables here.
+// Crash detection in AWS (src/functions/ecs-events, the sweeper as backstop;
+// docs/how-a-run-works.md › How a run works): a task that stops without having reported is retried
+// like a transient failure up to max_attempts, then the run fails with ECS's stop reason in the API
+// and in Linear. The handlers read plain variables here.
 
 let w: LambdaWorld;
 

@@ -2,7 +2,7 @@ import { ulid } from "ulid";
 import type { EpicTaskState } from "../../src/domain/epic";
 import { newRun, type Run } from "../../src/domain/run";
 
-// Epic runs written straight into a store (README › Epics): a diamond of four tasks in every
+// Epic runs written straight into a store (docs/epics.md › Epics): a diamond of four tasks in every
 // state a running epic shows, and the run of one of its tasks. What the API and the dashboard
 // must leave out is marked, so a test can look for it.
 

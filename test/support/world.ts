@@ -22,8 +22,8 @@ import {
 } from "./aws";
 import { type BareRepo, bareRepo } from "./git";
 
-// The one test world (README › Development): every part a test needs is started, configured and
-// stopped here, on request. The specialised worlds are options of it plus what only they do:
+// The one test world (docs/development.md › Tests): every part a test needs is started, configured
+// and stopped here, on request. The specialised worlds are options of it plus what only they do:
 // stack.ts (the local stack), task.ts (the agent task), pipeline.ts (the handlers in-process),
 // lambda.ts (the Lambda entry points).
 
@@ -297,8 +297,9 @@ export async function createWorld<const O extends WorldOptions>(opts: O): Promis
 }
 
 /**
- * A GitHub App installed on `repos` with what Lisa asks of it (README › GitHub): its identity for
- * the double and the variables that make Lisa use it.
+ * A GitHub App installed on `repos` with what Lisa asks of it
+ * (docs/trackers.md › As a GitHub App (a token per step)): its identity for the double and the
+ * variables that make Lisa use it.
  */
 export function testApp(repos: string[]): { identity: AppIdentity; env: NodeJS.ProcessEnv } {
 	const keys = generateKeyPairSync("rsa", {

@@ -3,9 +3,9 @@ import { Octokit } from "octokit";
 import type { GitHubApp } from "../../config/settings";
 import type { RepoAccess } from "../../domain/run";
 
-// Lisa as a GitHub App (README › GitHub): the pipeline acts as the App's installation, and each
-// step's task gets a token of its own, minted at launch for the step's repositories and the
-// permissions the step needs, that GitHub ends within the hour.
+// Lisa as a GitHub App (docs/trackers.md › As a GitHub App (a token per step)): the pipeline acts
+// as the App's installation, and each step's task gets a token of its own, minted at launch for the
+// step's repositories and the permissions the step needs, that GitHub ends within the hour.
 
 /** How Lisa authenticates on GitHub: a token (personal or any other) or the App. */
 export type GitHubAuth = string | GitHubApp;

@@ -11,9 +11,9 @@ import {
 } from "../tracker";
 import { CLOSED, failure, gitHubIssueId, OPEN, type Ref, statusOf } from "./refs";
 
-// Epics on GitHub Issues (README › Epics): sub-issues and "blocked by" dependencies where the server
-// has them; elsewhere the sub-issue's body says both ("Part of #N", "Blocked by #M", written by the
-// pipeline), and a sub-issue is found again by the marker in its body.
+// Epics on GitHub Issues (docs/epics.md › Epics): sub-issues and "blocked by" dependencies where
+// the server has them; elsewhere the sub-issue's body says both ("Part of #N", "Blocked by #M",
+// written by the pipeline), and a sub-issue is found again by the marker in its body.
 
 /** How GitHub answers a relation endpoint it does not have (GitHub Enterprise Server, some plans). */
 const UNAVAILABLE = new Set([404, 410, 422]);

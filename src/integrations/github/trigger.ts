@@ -9,8 +9,9 @@ import {
 import { type EpicLabels, isEpic, whyEpicWaits } from "../../domain/qualify";
 import { sameName } from "../../domain/workflow";
 
-// GitHub webhook rules (README › Using it with GitHub Issues, › Follow-ups). Pure: decides from
-// the event name and payload alone. Payload shapes: GitHub's webhook-events-and-payloads docs.
+// GitHub webhook rules (docs/trackers.md › Using it with GitHub Issues,
+// docs/follow-ups.md › Follow-ups). Pure: decides from the event name and payload alone. Payload
+// shapes: GitHub's webhook-events-and-payloads docs.
 
 interface Account {
 	login?: string;
@@ -100,7 +101,7 @@ export interface GitHubRules {
 	repo?: string;
 	/** Lisa's login, for `@` mentions; without it only `/lisa` commands mention Lisa. */
 	lisaLogin?: string;
-	/** The epic label also triggers, as an epic run (README › Epics). */
+	/** The epic label also triggers, as an epic run (docs/epics.md › Epics). */
 	epic?: EpicLabels;
 }
 

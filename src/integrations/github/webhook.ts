@@ -71,8 +71,8 @@ const MAX_CANDIDATES = 10;
  * secret; dedupes on the SHA-256 of the signed body (`X-GitHub-Delivery` is recorded, never
  * trusted: GitHub does not sign it) and refuses events older than the dedupe record lives. Handles
  * `issues` labeled (GitHub Issues as the source), `pull_request` closed on a Lisa PR (any source),
- * and on Lisa's open PRs failing checks, reviews and mentions: `followup.requested` (README ›
- * Follow-ups).
+ * and on Lisa's open PRs failing checks, reviews and mentions: `followup.requested`
+ * (docs/follow-ups.md › Follow-ups).
  */
 export async function githubWebhook(c: Context, deps: ApiDeps): Promise<Response> {
 	const raw = Buffer.from(await c.req.arrayBuffer());

@@ -2,8 +2,8 @@ import { answerFailure, parseJson, trackerRequest } from "../http";
 import { TrackerError } from "../tracker";
 
 // Who Lisa is on Linear, with one GraphQL request and no SDK: the API asks it for every webhook
-// that names an actor, and its bundle stays small without @linear/sdk (docs/architecture.md ›
-// Things that bite).
+// that names an actor, and its bundle stays small without @linear/sdk
+// (docs/architecture.md › Things that bite).
 
 export const LINEAR_API_URL = "https://api.linear.app/graphql";
 const TIMEOUT_MS = 10_000;

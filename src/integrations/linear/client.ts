@@ -76,7 +76,10 @@ function toIssue(n: IssueNode): TrackerIssue {
 	};
 }
 
-/** The original CLI's polling query: one request, blockers included (README › Polling mode). */
+/**
+ * The original CLI's polling query: one request, blockers included
+ * (docs/trackers.md › Polling mode (`lisa run`)).
+ */
 const NEXT_ISSUES = `query LisaNextIssues($filter: IssueFilter!, $first: Int!) {
   issues(filter: $filter, first: $first) {
     nodes {

@@ -11,7 +11,8 @@ import {
 } from "../tracker";
 import { call, notFoundAs, stateNamed } from "./call";
 
-// Epics on Linear (README › Epics): native sub-issues (`parentId`), `blocks` relations, an edited comment.
+// Epics on Linear (docs/epics.md › Epics): native sub-issues (`parentId`), `blocks` relations, an
+// edited comment.
 
 /** The epic's team with its workflow states, and the sub-issues created so far. */
 const EPIC = `query LisaEpic($id: String!) {

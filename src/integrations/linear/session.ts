@@ -1,9 +1,9 @@
 import { writtenAt } from "../../domain/commands";
 import { MAX_FOLLOW_UP_TEXT } from "../../domain/follow-up";
 
-// Linear agent sessions (README › Linear agent sessions): an issue delegated to (or mentioning)
-// Lisa's app starts a run; Lisa answers in the session with activities (their contents are
-// src/domain/session-activity.ts). Pure: the webhook payload's rules.
+// Linear agent sessions (docs/trackers.md › Linear agent sessions (delegate an issue to Lisa)): an
+// issue delegated to (or mentioning) Lisa's app starts a run; Lisa answers in the session with
+// activities (their contents are src/domain/session-activity.ts). Pure: the payload's rules.
 
 export interface AgentSessionEvent {
 	type?: string;

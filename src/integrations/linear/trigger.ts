@@ -2,7 +2,8 @@ import { MARKER_PATTERN } from "../../domain/comments";
 import { type EpicLabels, whyEpicWaits } from "../../domain/qualify";
 import { sameName } from "../../domain/workflow";
 
-// Linear trigger rules (README › Using it with Linear). Pure: decides from the webhook payload alone.
+// Linear trigger rules (docs/trackers.md › Using it with Linear). Pure: decides from the webhook
+// payload alone.
 
 export interface LinearIssueEvent {
 	type?: string;
@@ -26,7 +27,7 @@ export interface TriggerRules {
 	pickFrom: string;
 	/** Team key, name or id; events from other teams are ignored. */
 	team?: string;
-	/** The epic label also triggers, as an epic run (README › Epics). */
+	/** The epic label also triggers, as an epic run (docs/epics.md › Epics). */
 	epic?: EpicLabels;
 }
 

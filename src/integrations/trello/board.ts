@@ -2,8 +2,8 @@ import { sameName } from "../../domain/workflow";
 import { TrackerError } from "../tracker";
 import { type TrelloAuth, trelloCall } from "./http";
 
-// A Trello board's lists and labels, as the tracker and its epics read them (README › Using it with
-// Trello).
+// A Trello board's lists and labels, as the tracker and its epics read them
+// (docs/trackers.md › Using it with Trello).
 
 export interface Named {
 	id: string;

@@ -10,8 +10,9 @@ import { boardLabels, listNamed, type Named } from "./board";
 import { trelloEpics } from "./epics";
 import { TRELLO_API_URL, type TrelloAuth, trelloCall, trelloRequest } from "./http";
 
-// Trello through its REST API, with the original CLI's calls (README › Using it with Trello): lists are the
-// workflow states, labels are matched by name, the PR is a card attachment.
+// Trello through its REST API, with the original CLI's calls
+// (docs/trackers.md › Using it with Trello): lists are the workflow states, labels are matched by
+// name, the PR is a card attachment.
 
 const CARD_FIELDS = "name,desc,url,shortLink,idBoard,idList,labels,closed";
 

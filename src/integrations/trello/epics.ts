@@ -10,9 +10,9 @@ import {
 import { boardLabels, listNamed, type Named } from "./board";
 import { type TrelloAuth, trelloCall } from "./http";
 
-// Epics on Trello (README › Epics): each task a card in the state's list of the epic's board, and an
-// item on the epic card's "Lisa tasks" checklist naming it (Trello shows a card's URL as the card).
-// Trello has no relations: the card's description says what it waits for.
+// Epics on Trello (docs/epics.md › Epics): each task a card in the state's list of the epic's
+// board, and an item on the epic card's "Lisa tasks" checklist naming it (Trello shows a card's URL
+// as the card). Trello has no relations: the card's description says what it waits for.
 
 /** The epic card's checklist of its tasks. */
 export const TASKS_CHECKLIST = "Lisa tasks";

@@ -2,7 +2,8 @@ import { MARKER_PATTERN } from "../../domain/comments";
 import type { EpicLabels } from "../../domain/qualify";
 import { sameName } from "../../domain/workflow";
 
-// Trello trigger rules (README › Using it with Trello). Pure: decides from the webhook payload alone.
+// Trello trigger rules (docs/trackers.md › Using it with Trello). Pure: decides from the webhook
+// payload alone.
 
 export interface TrelloWebhook {
 	action?: {
@@ -29,8 +30,9 @@ export interface TrelloRules {
 	/** Board name or id; actions on other boards are ignored. */
 	board?: string;
 	/**
-	 * The epic label also triggers, as an epic run (README › Epics). Trello's actions do not list the
-	 * card's other labels: the run's intake reads them (needs-spec among them) from the card.
+	 * The epic label also triggers, as an epic run (docs/epics.md › Epics). Trello's actions do not
+	 * list the card's other labels: the run's intake reads them (needs-spec among them) from the
+	 * card.
 	 */
 	epic?: EpicLabels;
 }

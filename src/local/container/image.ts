@@ -13,8 +13,8 @@ import {
 } from "./runtime";
 import { standInBase } from "./stand-in";
 
-// `npm run image`: builds Dockerfile.agent (README › The container) with the machine's container
-// runtime, on the official base when it can be had, else on a stand-in built here.
+// `npm run image`: builds Dockerfile.agent (docs/agent-task.md › The container) with the machine's
+// container runtime, on the official base when it can be had, else on a stand-in built here.
 
 /** The official base Dockerfile.agent names (its BASE argument's default). */
 export const OFFICIAL_BASE = "docker.io/library/node:22-bookworm-slim";

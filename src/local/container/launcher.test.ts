@@ -111,7 +111,7 @@ describe("what a container is given", () => {
 			LISA_AGENT_UID: "64003",
 			LISA_AGENT_GID: "64003",
 			LISA_AGENT_HOME: "",
-			// Its agent gets a network of its own (README › Security).
+			// Its agent gets a network of its own (docs/security.md › Security).
 			LISA_AGENT_NETWORK: "allow-list",
 		});
 		expect(secret).toEqual({

@@ -18,9 +18,10 @@ import { checked, logsDir, taskLogOf } from "../launcher";
 import { BoundedLog } from "../task-log";
 import { type ContainerRuntime, runtimeCall } from "./runtime";
 
-// The container launcher (LISA_LAUNCHER=container, README › The container): each step in a fresh
-// container of the task image, as ECS runs it — the image's entrypoint, the task's environment,
-// the secrets as the entrypoint takes them, the task size as limits, labels naming the step.
+// The container launcher (LISA_LAUNCHER=container, docs/agent-task.md › The container): each step
+// in a fresh container of the task image, as ECS runs it — the image's entrypoint, the task's
+// environment, the secrets as the entrypoint takes them, the task size as limits, labels naming the
+// step.
 
 /**
  * The variables a container's configuration may show (`podman inspect`): the contract's ids and
@@ -151,8 +152,8 @@ export class ContainerLauncher implements Launcher {
 	 * the code host), split into what the container shows and what goes in its secret file. Each
 	 * container's agent runs as a uid of the stack's pool, not the image's 10001: without a user
 	 * namespace the kernel counts a uid's processes across every container, and the task's stop
-	 * before the push counts them (README › Security), so two containers' agents must never share
-	 * one. Its home is fresh for the attempt (LISA_AGENT_HOME empty).
+	 * before the push counts them (docs/security.md › Security), so two containers' agents must never
+	 * share one. Its home is fresh for the attempt (LISA_AGENT_HOME empty).
 	 */
 	environment(
 		req: LaunchRequest,
@@ -284,7 +285,8 @@ export class ContainerLauncher implements Launcher {
 				[LABEL.attempt, String(req.attempt)],
 			].flatMap(([k, v]) => ["--label", `${k}=${v}`]),
 			// The host's network, as a Fargate task has its subnet's: the store, the queue, the code host
-			// and the model endpoints the stack reaches (README › The container says what that gives).
+			// and the model endpoints the stack reaches (docs/agent-task.md › The container launcher says
+			// what that gives).
 			"--network",
 			"host",
 			"--cpus",

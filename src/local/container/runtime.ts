@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 
 // The container runtime on this machine: podman (Debian's), else a working Docker engine. Every
-// call is an argv (no shell) with the flags this machine's kernel needs (README › The container).
+// call is an argv (no shell) with the flags this machine's kernel needs
+// (docs/agent-task.md › The container).
 
 export interface ContainerRuntime {
 	name: "podman" | "docker";

@@ -9,7 +9,9 @@ import { DEFAULT_IMAGE, imageSource, sourceDigest } from "./image";
 import { ContainerLauncher, type TaskSize } from "./launcher";
 import { findRuntime, imageExists, runtimeCall } from "./runtime";
 
-/** The AWS deploy's task size (README › Deploy): the same variables, defaults and checks. */
+/**
+ * The AWS deploy's task size (docs/deploying.md › Deploy): the same variables, defaults and checks.
+ */
 export function taskSize(env: NodeJS.ProcessEnv): TaskSize {
 	let size: ReturnType<typeof agentTaskSize>;
 	try {

@@ -1,6 +1,7 @@
 import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
 
-// Single-table layout (README › How a run works). Shared by the store adapter, the local stack and infra/storage.ts.
+// Single-table layout (docs/how-a-run-works.md › How a run works). Shared by the store adapter, the
+// local stack and infra/storage.ts.
 
 export const INDEXES = {
 	/** Runs of an issue, oldest first. */

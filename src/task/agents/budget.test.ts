@@ -15,9 +15,9 @@ import { createTaskWorld, type TaskWorld } from "../../../test/support/task";
 import { ANTHROPIC_KEY } from "../../../test/support/world";
 import type { StepBudget } from "../../domain/run";
 
-// The run's budget as the task watches it (README › Cost and budgets), through the real task code:
-// the real, pinned agent CLIs (or the fake ones) against scripted model servers, a step launched
-// with a budget as the pipeline launches it.
+// The run's budget as the task watches it (docs/cost.md › Cost and budgets), through the real task
+// code: the real, pinned agent CLIs (or the fake ones) against scripted model servers, a step
+// launched with a budget as the pipeline launches it.
 
 let w: TaskWorld;
 let anthropic: AnthropicDouble;

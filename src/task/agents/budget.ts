@@ -4,8 +4,8 @@ import type { AgentRunUsage } from "../../domain/usage";
 import { BudgetStop } from "../report/failure";
 import type { Timeline } from "../report/timeline";
 
-// The run's budget as the task watches it (README › Cost and budgets): what the run had spent at
-// launch, plus the model spend of this attempt's agent runs, the running one included, as the
+// The run's budget as the task watches it (docs/cost.md › Cost and budgets): what the run had spent
+// at launch, plus the model spend of this attempt's agent runs, the running one included, as the
 // pipeline will count it (`agentRunCost`). Compute is the pipeline's to price.
 
 /** The attempt's watch over the run's budget (a step launched with one: `Step.budget`). */

@@ -40,7 +40,10 @@ export interface ChainContext {
 	agentRuns: AgentRunUsage[];
 	/** The run's budget, when the step was launched with one. */
 	budget?: BudgetWatch;
-	/** The task's model broker: the agent reaches its model APIs through it (README › Security). */
+	/**
+	 * The task's model broker: the agent reaches its model APIs through it
+	 * (docs/security.md › Security).
+	 */
 	broker?: Broker;
 }
 
@@ -62,8 +65,9 @@ export interface TurnHooks {
 }
 
 /**
- * One agent run through the fallback chain (README › Providers and models): each model in turn from `from`, supervised;
- * the next only after a transient failure. Throws StepFailure when the chain stops.
+ * One agent run through the fallback chain (docs/agent-task.md › Providers and models): each model
+ * in turn from `from`, supervised; the next only after a transient failure. Throws StepFailure when
+ * the chain stops.
  */
 export async function runChain(
 	ctx: ChainContext,

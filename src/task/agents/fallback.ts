@@ -1,8 +1,9 @@
 import { lastLines } from "../../domain/redact";
 import { isTransientFailure } from "../../domain/transient";
 
-// The fallback chain over `models` (the original Lisa CLI's runWithFallback; README › Providers and models): the next model only when a failure
-// is transient, anything else stops the chain with its reason. Pure: the task runs the agents.
+// The fallback chain over `models` (the original Lisa CLI's runWithFallback;
+// docs/agent-task.md › Providers and models): the next model only when a failure is transient,
+// anything else stops the chain with its reason. Pure: the task runs the agents.
 
 /** What one agent run came to, as the supervisor saw it. */
 export interface AgentRunFacts {

@@ -17,11 +17,11 @@ export interface AgentRunOptions {
 	nativeWorktree?: string;
 	/** A directory outside the worktree for files the agent reads but must not commit. */
 	scratchDir: string;
-	/** The agent's own user, when the task has one (README › The container). */
+	/** The agent's own user, when the task has one (docs/agent-task.md › The container). */
 	user?: AgentUser;
 	/**
 	 * Called when the usage so far grows, where the CLI streams it while it runs (the budget's live
-	 * watch, README › Cost and budgets); where it reports usage only at the end, never.
+	 * watch, docs/cost.md › Cost and budgets); where it reports usage only at the end, never.
 	 */
 	onUsage?: (live: LiveUsage) => void;
 }
@@ -88,7 +88,9 @@ export interface AgentResult {
 
 export interface Provider {
 	readonly name: ProviderName;
-	/** Claude Code can create and manage its own worktree (README › Providers and models). */
+	/**
+	 * Claude Code can create and manage its own worktree (docs/agent-task.md › Providers and models).
+	 */
 	readonly supportsNativeWorktree?: boolean;
 	/** Why it cannot run here (not installed, not executable by the agent's uid); undefined: it can. */
 	unavailable(
@@ -118,7 +120,7 @@ const BASE_ENV = [
 	"TMPDIR",
 	"TZ",
 	"SHELL",
-	// The way out where there is one (the egress proxy, README › Security).
+	// The way out where there is one (the egress proxy, docs/security.md › Security).
 	"HTTP_PROXY",
 	"HTTPS_PROXY",
 	"NO_PROXY",

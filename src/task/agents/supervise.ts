@@ -38,9 +38,9 @@ const OUTPUT_EVENT_MS = 5_000;
 const OUTPUT_EVENT_CHARS = 1_500;
 
 /**
- * Runs one agent under watch: classifies it about every second (README › Supervision), writes
- * state changes through the heartbeat, kills it when stuck or when the step is no longer this
- * attempt's, and sends bounded output tails to the run's timeline so the API shows what it is
+ * Runs one agent under watch: classifies it about every second (docs/agent-task.md › Supervision),
+ * writes state changes through the heartbeat, kills it when stuck or when the step is no longer
+ * this attempt's, and sends bounded output tails to the run's timeline so the API shows what it is
  * doing — redacted as one stream before they are cut, so no secret passes in pieces.
  */
 export async function supervise(

@@ -19,7 +19,7 @@ const base: AgentObservation = {
 	staleMs: STALE,
 };
 
-describe("agent classifier (README › Supervision)", () => {
+describe("agent classifier (docs/agent-task.md › Supervision)", () => {
 	const cases: [string, Partial<AgentObservation>, AgentState][] = [
 		["exited 0", { running: false, exitCode: 0, active: true }, "completed"],
 		["exited 0 without any output", { running: false, exitCode: 0 }, "completed"],

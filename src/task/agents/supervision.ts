@@ -1,7 +1,8 @@
 import type { AgentState } from "../../domain/states";
 
-// The agent's state (README › Supervision), classified for a process Lisa owns: it knows whether the process
-// runs and how it exited, so no pane or process-tree probing is needed. Pure: the supervisor feeds it.
+// The agent's state (docs/agent-task.md › Supervision), classified for a process Lisa owns: it
+// knows whether the process runs and how it exited, so no pane or process-tree probing is needed.
+// Pure: the supervisor feeds it.
 
 export interface AgentObservation {
 	running: boolean;

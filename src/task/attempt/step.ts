@@ -139,7 +139,7 @@ export async function runStep(deps: TaskDeps, req: StepRequest): Promise<StepRep
 	return report;
 }
 
-/** What the step's kind does: implement, plan, or an epic's phase (README › Epics). */
+/** What the step's kind does: implement, plan, or an epic's phase (docs/epics.md › Epics). */
 function executeKind(a: Attempt, step: Step): Promise<Omit<Outcome, "outcome">> {
 	if (step.kind === "plan") return executePlan(a);
 	if (step.kind === "research") return executeResearch(a);

@@ -1,6 +1,6 @@
-// The model APIs the broker serves (README › Security): the paths it forwards (relative to the
-// endpoint's base URL, which may or may not end in /v1), how a request names its model, how the
-// key is sent, and how a refusal reads so that each CLI shows it as the API's own error.
+// The model APIs the broker serves (docs/security.md › Security): the paths it forwards (relative
+// to the endpoint's base URL, which may or may not end in /v1), how a request names its model, how
+// the key is sent, and how a refusal reads so that each CLI shows it as the API's own error.
 
 export type ModelApi = "anthropic" | "responses" | "chat" | "gemini";
 

@@ -18,11 +18,12 @@ import {
 } from "./apis";
 import { type AnswerUsage, noUsage, UsageReader } from "./usage";
 
-// The model-API broker (README › Security): the task serves the model APIs on loopback and
-// forwards each request upstream with the real key, which stays in the task's process. The agent
-// gets a lease: base URLs that point here and a placeholder key that is good for this lease only,
-// while its run lasts. The broker forwards only its APIs' model paths, only the models the run may
-// use, and only while the run's budget lasts; it counts the tokens from the answers themselves.
+// The model-API broker (docs/security.md › Security): the task serves the model APIs on loopback
+// and forwards each request upstream with the real key, which stays in the task's process. The
+// agent gets a lease: base URLs that point here and a placeholder key that is good for this lease
+// only, while its run lasts. The broker forwards only its APIs' model paths, only the models the
+// run may use, and only while the run's budget lasts; it counts the tokens from the answers
+// themselves.
 
 /** An endpoint a lease forwards to. */
 export interface Upstream {

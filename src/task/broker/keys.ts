@@ -3,10 +3,11 @@ import type { ProviderName } from "../../config/schema";
 import type { KeyHeader, ModelApi } from "./apis";
 import type { Lease, Upstream } from "./broker";
 
-// Which model keys the broker keeps from each provider's CLI (README › Security): the variable
-// that holds the key, the variable the CLI (or the config Lisa writes for it) reads the endpoint
-// from, and the endpoint when that is unset. The agent gets the lease's key and URL in their place.
-// Keys not listed here (Claude's OAuth token, Bedrock, Vertex credentials) reach the agent as before.
+// Which model keys the broker keeps from each provider's CLI (docs/security.md › Security): the
+// variable that holds the key, the variable the CLI (or the config Lisa writes for it) reads the
+// endpoint from, and the endpoint when that is unset. The agent gets the lease's key and URL in
+// their place. Keys not listed here (Claude's OAuth token, Bedrock, Vertex credentials) reach the
+// agent as before.
 
 export interface BrokeredKey {
 	key: string;

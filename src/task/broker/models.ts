@@ -1,5 +1,5 @@
-// Which models a run may ask the broker for (README › Security): the one its `models` entry names,
-// as the API spells it. With none named, the CLI's choice stands.
+// Which models a run may ask the broker for (docs/security.md › Security): the one its `models`
+// entry names, as the API spells it. With none named, the CLI's choice stands.
 
 /** What follows a model's name in a snapshot of it. */
 const SNAPSHOT = /^(?:-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-latest)$/;

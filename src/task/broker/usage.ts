@@ -2,8 +2,8 @@ import type { TokenUsage } from "../../domain/usage";
 import type { ModelApi } from "./apis";
 
 // What a model API's answer says it used, read from the answer itself as it passes the broker
-// (README › Security): the run's token counts come from here, not from what the agent's CLI says.
-// Cached input is counted apart, as Lisa counts it (src/domain/usage.ts).
+// (docs/security.md › Security): the run's token counts come from here, not from what the agent's
+// CLI says. Cached input is counted apart, as Lisa counts it (src/domain/usage.ts).
 
 /** One answer's count so far: its tokens and the model that served it. */
 export interface AnswerUsage {

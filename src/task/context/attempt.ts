@@ -88,7 +88,7 @@ export interface ImplementInputs {
 	 * pull request branch (only the round's own commits are judged and pushed).
 	 */
 	base: string;
-	/** A follow-up round on the run's pull request (README › Follow-ups). */
+	/** A follow-up round on the run's pull request (docs/follow-ups.md › Follow-ups). */
 	round?: RoundInput;
 	deadlineAt: number;
 	/** What the plan's earlier orders produced (multi-repo runs). */

@@ -5,7 +5,7 @@ import { StepFailure } from "../report/failure";
 
 // The repositories the launch handed the task (`LISA_REPOS`). They, not the run in the store,
 // decide where the code host token goes: a task reads the run, and an agent that could write
-// the run must not choose where the next attempt sends the token (README › Security).
+// the run must not choose where the next attempt sends the token (docs/security.md › Security).
 
 const launchReposSchema = z.array(
 	z.object({

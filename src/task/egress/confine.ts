@@ -6,9 +6,10 @@ import type { AgentUser } from "../sandbox/process";
 import { openAgentNamespace } from "./namespace";
 import { EgressProxy } from "./proxy";
 
-// `LISA_AGENT_NETWORK=allow-list` (set by the local launchers as root; README › Security): the
-// agent's processes run in a network namespace of their own, reaching the broker and the egress
-// proxy, which lets them reach the code host and the hosts the repositories' config allows.
+// `LISA_AGENT_NETWORK=allow-list` (set by the local launchers as root;
+// docs/security.md › Security): the agent's processes run in a network namespace of their own,
+// reaching the broker and the egress proxy, which lets them reach the code host and the hosts the
+// repositories' config allows.
 
 /** Where the proxy listens inside the namespace: any port is free there. */
 const PROXY_PORT = 3128;

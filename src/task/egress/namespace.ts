@@ -3,11 +3,11 @@ import type { Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import { StepFailure } from "../report/failure";
 
-// The agent's network namespace (README › Security): only loopback, no route out. The task (root)
-// makes it with `unshare --net` and starts every process of the agent's uid inside it with
-// `nsenter`; the only sockets there the task listens on are the broker's and the egress proxy's,
-// handed over by the namespace's holder (holder.mjs), so the agent reaches those two and its own
-// loopback, and nothing else: no host service, no other run, no resolver.
+// The agent's network namespace (docs/security.md › Security): only loopback, no route out. The
+// task (root) makes it with `unshare --net` and starts every process of the agent's uid inside it
+// with `nsenter`; the only sockets there the task listens on are the broker's and the egress
+// proxy's, handed over by the namespace's holder (holder.mjs), so the agent reaches those two and
+// its own loopback, and nothing else: no host service, no other run, no resolver.
 
 const HOLDER = fileURLToPath(new URL("./holder.mjs", import.meta.url));
 const READY_MS = 15_000;

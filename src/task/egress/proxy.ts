@@ -9,10 +9,10 @@ import { connect, type Server as Listener, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { type EgressPhase, hostAllowed, normalHost } from "../../domain/egress";
 
-// The agent's only way out of its network namespace (README › Security): an HTTP proxy in the task
-// that opens a tunnel (CONNECT) or forwards a plain http:// request only to a host on the phase's
-// allow-list, resolving the name itself — the namespace has no resolver. Anything else is refused
-// with 403, and said once per host and phase through `onDenied`.
+// The agent's only way out of its network namespace (docs/security.md › Security): an HTTP proxy in
+// the task that opens a tunnel (CONNECT) or forwards a plain http:// request only to a host on the
+// phase's allow-list, resolving the name itself — the namespace has no resolver. Anything else is
+// refused with 403, and said once per host and phase through `onDenied`.
 
 export interface Denial {
 	host: string;

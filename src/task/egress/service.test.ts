@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 
-// `agent.mjs egress-proxy` as AWS runs it (README › The agent's egress): the task's entry point as a
-// process of its own, with the allow-list of its environment; a site on this machine stands for an
-// allowed host.
+// `agent.mjs egress-proxy` as AWS runs it (docs/deploying.md › The agent's egress): the task's
+// entry point as a process of its own, with the allow-list of its environment; a site on this
+// machine stands for an allowed host.
 
 const ENTRY = fileURLToPath(new URL("../main.ts", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;

@@ -4,9 +4,10 @@ import type { Logger } from "../../log";
 import { EgressProxy } from "./proxy";
 
 // `agent.mjs egress-proxy`: the egress proxy as a service of its own, for AWS with
-// LISA_AGENT_EGRESS=allow-list (README › Deploying to AWS): the agent tasks, in subnets without a
-// route out, reach the code host, the model APIs and the repositories' `network.allow` through it.
-// It serves every task alike, so it cannot tell setup from the agent: one allow-list.
+// LISA_AGENT_EGRESS=allow-list (docs/deploying.md › The agent's egress): the agent tasks, in
+// subnets without a route out, reach the code host, the model APIs and the repositories'
+// `network.allow` through it. It serves every task alike, so it cannot tell setup from the agent:
+// one allow-list.
 
 export interface EgressService {
 	port: number;

@@ -16,9 +16,9 @@ import {
 	readOnly,
 } from "./prompt";
 
-// The epic phases' prompts (README › Epics): research, then the plan, each over read-only checkouts
-// of every repository. The issue, the research (written from it) and the problems Lisa found (which
-// quote the agent's files) are untrusted: fenced as data. The fake agent
+// The epic phases' prompts (docs/epics.md › Epics): research, then the plan, each over read-only
+// checkouts of every repository. The issue, the research (written from it) and the problems Lisa
+// found (which quote the agent's files) are untrusted: fenced as data. The fake agent
 // (test/doubles/agents/fake-agent.mjs) keys on the closing lines' phrases and on the headers.
 
 export const RESEARCH_PHRASE = "write the epic research file";

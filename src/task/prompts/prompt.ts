@@ -30,7 +30,10 @@ const INDENTED_PR_BODY_TEMPLATE = PR_BODY_TEMPLATE.replace(/^/gm, "  ");
 const issueText = (issue: IssueSnapshot) =>
 	`${issue.key ? `${issue.key}: ` : ""}${issue.title}\n\n${issue.description || "(no description)"}`;
 
-/** The escalating headers of the second and the last attempt (README › Checks, validation and retries). */
+/**
+ * The escalating headers of the second and the last attempt
+ * (docs/agent-task.md › Checks, validation and retries).
+ */
 export const RETRY_HEADER = "[RETRY - MUST COMPLETE]";
 export const FINAL_HEADER = "[FINAL ATTEMPT]";
 
@@ -55,7 +58,7 @@ export interface RetryContext {
 	problems: Problem[];
 }
 
-/** What an earlier step of a multi-repo run produced (README › Multi-repo runs). */
+/** What an earlier step of a multi-repo run produced (docs/multi-repo.md › Multi-repo runs). */
 export interface PreviousStep {
 	repo: string;
 	branch?: string;
@@ -82,12 +85,12 @@ export interface ImplementPromptInput {
 	request?: { text: string; author?: string };
 	/** A follow-up round on the run's pull request: what it answers is untrusted. */
 	round?: RoundInput;
-	/** A task of an epic: what the tasks it depends on did (README › Epics). */
+	/** A task of an epic: what the tasks it depends on did (docs/epics.md › Epics). */
 	dependencies?: readonly DependencyReport[];
 }
 
 /**
- * How a follow-up round's prompt begins (README › Follow-ups); the fake agent
+ * How a follow-up round's prompt begins (docs/follow-ups.md › Follow-ups); the fake agent
  * (test/doubles/agents/fake-agent.mjs) answers a prompt holding it with a round's manifest.
  */
 export const ROUND_PHRASE = "You are continuing the work on pull request";
@@ -139,8 +142,9 @@ ${fenceUntrusted("guardrails", entries)}
 }
 
 /**
- * An epic's task: only its dependencies' reports, as the epic's plan gives each task (README ›
- * Epics). Their titles and files derive from the issue and other agents' work: untrusted.
+ * An epic's task: only its dependencies' reports, as the epic's plan gives each task
+ * (docs/epics.md › Epics). Their titles and files derive from the issue and other agents' work:
+ * untrusted.
  */
 function dependenciesSection(deps: readonly DependencyReport[]): string {
 	if (!deps.length) return "";
@@ -166,7 +170,7 @@ ${fenceUntrusted("dependencies", lines.join("\n"))}
 `;
 }
 
-/** A scoped step of a multi-repo run (README › Multi-repo runs). */
+/** A scoped step of a multi-repo run (docs/multi-repo.md › Multi-repo runs). */
 function scopeSection(repo: string, scope: string, previous: readonly PreviousStep[]): string {
 	const done = previous
 		.map(
@@ -371,8 +375,9 @@ const manifestPlace = (input: ImplementPromptInput) =>
 		: `write the manifest file \`${MANIFEST_FILE}\` in the repository root (do not commit it) with this JSON:`;
 
 /**
- * A follow-up round (README › Follow-ups): the pull request's branch is checked out with its
- * commits; the agent answers the round and commits on top, or commits nothing and says why.
+ * A follow-up round (docs/follow-ups.md › Follow-ups): the pull request's branch is checked out
+ * with its commits; the agent answers the round and commits on top, or commits nothing and says
+ * why.
  */
 function buildRoundPrompt(input: ImplementPromptInput, r: RoundInput): string {
 	const where = input.nativeWorktree

@@ -32,7 +32,7 @@ export class StepFailure extends Error {
 }
 
 /**
- * The run's cost reached `limits.max_run_cost_usd` (README › Cost and budgets): the agent is
+ * The run's cost reached `limits.max_run_cost_usd` (docs/cost.md › Cost and budgets): the agent is
  * stopped, nothing is pushed, and the report says what was spent so the pipeline asks for approval.
  */
 export class BudgetStop extends StepFailure {

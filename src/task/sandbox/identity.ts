@@ -5,8 +5,8 @@ import { StepFailure } from "../report/failure";
 import { type AgentUser, runProcess } from "./process";
 import { killAll, processesWithVariable, stopUid } from "./processes";
 
-// The agent's own user (README › Security). A process can read the environment and memory of
-// every process of its own uid (/proc/<pid>/environ), so everything an agent can influence — the
+// The agent's own user (docs/security.md › Security). A process can read the environment and memory
+// of every process of its own uid (/proc/<pid>/environ), so everything an agent can influence — the
 // agent CLI, the built-in agent's commands, setup and validate, git in the workspace — runs as
 // this user, while the task and the git commands that carry the token stay root.
 
@@ -16,7 +16,9 @@ export const AGENT_MARK = "LISA_AGENT_MARK";
 /**
  * Which processes are an attempt's: those of its agent user — exact, since a uid serves one step
  * at a time — or, without one, those whose environment carries the attempt's mark (best effort:
- * a process of the same user can drop the mark; README › Security says what that mode risks).
+ * a process of the same user can drop the mark;
+ * docs/security.md › `npm start` as another user (or `LISA_AGENT_UIDS=off`) says what that mode
+ * risks).
  */
 export interface AgentScope {
 	user?: AgentUser;

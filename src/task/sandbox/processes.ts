@@ -97,11 +97,11 @@ export class UidStillRunning extends Error {}
 const same = (a: number[], b: number[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /**
- * Stops every process of `uid` (README › Security), or throws: a uid is lent again only once the
- * kernel says nothing of it runs. Each round, `kill(-1, SIGKILL)` issued as `uid` signals all of
- * its processes in one pass of the kernel's process list, which a fork cannot slip past (the child
- * is either in the list or never made); then the kernel counts the uid's processes, allowing only
- * the zombies seen both before and after the count. A zombie the agent reaped meanwhile would
+ * Stops every process of `uid` (docs/security.md › Security), or throws: a uid is lent again only
+ * once the kernel says nothing of it runs. Each round, `kill(-1, SIGKILL)` issued as `uid` signals
+ * all of its processes in one pass of the kernel's process list, which a fork cannot slip past (the
+ * child is either in the list or never made); then the kernel counts the uid's processes, allowing
+ * only the zombies seen both before and after the count. A zombie the agent reaped meanwhile would
  * leave room for a live process; one it keeps unreaped has a live parent, which the count holds. A
  * killer the agent killed or traced changes nothing but the throw. No pid is killed from a list,
  * which another process may have reused by then. Returns the live pids seen first, for the record.

@@ -3,13 +3,13 @@ import path from "node:path";
 import { findSecrets } from "../../domain/redact";
 import type { Git } from "./git";
 
-// Lisa's own repository for publishing a step's work (README › Security): a bare repository the
-// task makes before any agent runs, never handed to the agent, holding the base commit and its
-// trees (shallow at the base). The work's commits are copied in from the agent's repository —
-// packed there as the agent, indexed here as the task, every object hashed as it arrives — so
-// the gates read exactly the objects the push sends, and nothing the agent configured (replace
-// refs, grafts, hooks, config) applies. The push sends a fixed SHA, never a ref the agent can
-// move, and the remote branch is checked against it afterwards.
+// Lisa's own repository for publishing a step's work (docs/security.md › Security): a bare
+// repository the task makes before any agent runs, never handed to the agent, holding the base
+// commit and its trees (shallow at the base). The work's commits are copied in from the agent's
+// repository — packed there as the agent, indexed here as the task, every object hashed as it
+// arrives — so the gates read exactly the objects the push sends, and nothing the agent configured
+// (replace refs, grafts, hooks, config) applies. The push sends a fixed SHA, never a ref the agent
+// can move, and the remote branch is checked against it afterwards.
 
 /** The facts the gates judge, about the commits between the base and the SHA to publish. */
 export interface PublishFacts {
@@ -166,11 +166,12 @@ export class PublishRepo {
 	}
 
 	/**
-	 * Adds `sha` on top of a branch others push to too (a follow-up round's pull request, README ›
-	 * Follow-ups): only a fast-forward from the base, the head the work started from, and only
-	 * while the branch is still there. The lease makes git's update a compare-and-swap on the base:
-	 * a branch that moved on (someone pushed) or back (someone dropped commits) is left as it is,
-	 * and BranchMoved says where it went. No `--force`: nothing anyone pushed is ever replaced.
+	 * Adds `sha` on top of a branch others push to too (a follow-up round's pull request,
+	 * docs/follow-ups.md › Follow-ups): only a fast-forward from the base, the head the work started
+	 * from, and only while the branch is still there. The lease makes git's update a compare-and-swap
+	 * on the base: a branch that moved on (someone pushed) or back (someone dropped commits) is left
+	 * as it is, and BranchMoved says where it went. No `--force`: nothing anyone pushed is ever
+	 * replaced.
 	 */
 	async advance(sha: string, branch: string): Promise<void> {
 		const ref = `refs/heads/${branch}`;

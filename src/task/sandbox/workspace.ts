@@ -170,7 +170,7 @@ export class Workspace {
 	}
 
 	/**
-	 * What `sha` changed since the base (README › HTTP API, the step's `changes`), in the agent's
+	 * What `sha` changed since the base (docs/http-api.md › What a step changed), in the agent's
 	 * repository, which holds both sides' blobs; no external diff or textconv it may have configured.
 	 */
 	async changes(work: Work, sha: string): Promise<StepChanges> {

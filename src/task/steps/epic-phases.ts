@@ -15,7 +15,7 @@ import { buildEpicPlanPrompt, buildResearchPrompt } from "../prompts/epic-prompt
 import type { AgentFile, PlanningWorkspace } from "./planning-workspace";
 import { type Entry, runReadOnlyPhase } from "./read-only-phase";
 
-// An epic's research and plan phases (README › Epics), each one step: every repo checked out
+// An epic's research and plan phases (docs/epics.md › Epics), each one step: every repo checked out
 // read-only, a fresh agent asked for the phase's files, the files checked, and the agent asked
 // again with what is missing, up to three times.
 

@@ -10,8 +10,9 @@ import { type StepFinished, stepFinishedSchema } from "../../queue/messages";
 import { awsClients } from "../../runtime/aws";
 import { ROUND_PHRASE, reviewCommentLine } from "../prompts/prompt";
 
-// Follow-up rounds in the agent task (README › Follow-ups): the real task code against the fake
-// agent CLIs, a real store and queue, a bare repo as the pull request's remote and the GitHub double.
+// Follow-up rounds in the agent task (docs/follow-ups.md › Follow-ups): the real task code against
+// the fake agent CLIs, a real store and queue, a bare repo as the pull request's remote and the
+// GitHub double.
 
 let w: TaskWorld;
 beforeAll(async () => {

@@ -9,9 +9,10 @@ import { runReadOnlyPhase } from "./read-only-phase";
 const PLAN_TRIES = 2;
 
 /**
- * The planning step of a multi-repo run (README › Multi-repo runs): every configured repo checked out at its
- * base, the agent asked for `.lisa-plan.json` only, the plan validated (one retry with the
- * errors). Nothing of this workspace is ever pushed: the checkouts are detached and thrown away.
+ * The planning step of a multi-repo run (docs/multi-repo.md › Multi-repo runs): every configured
+ * repo checked out at its base, the agent asked for `.lisa-plan.json` only, the plan validated (one
+ * retry with the errors). Nothing of this workspace is ever pushed: the checkouts are detached and
+ * thrown away.
  */
 export async function executePlan(a: Attempt): Promise<{ plan: Plan; provider: string }> {
 	const { config, issue } = runInputs(a.run, a.req.stepIndex);

@@ -21,7 +21,8 @@ export interface Checkout {
 /**
  * `<workspace>/plan`: the agent's directory (a git repository, as some CLIs require one) with the
  * files it writes and `repos/<name>`, a detached checkout of each repo's base. The planning step of
- * a multi-repo run and an epic's phases work here (README › Multi-repo runs, README › Epics).
+ * a multi-repo run and an epic's phases work here (docs/multi-repo.md › Multi-repo runs,
+ * docs/epics.md › Epics).
  */
 export class PlanningWorkspace {
 	readonly dir: string;

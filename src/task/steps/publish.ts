@@ -112,9 +112,9 @@ const pushFailure = (err: unknown) =>
 	);
 
 /**
- * A follow-up round (README › Follow-ups): its commits go on top of the pull request's branch —
- * a fast-forward from the head it started from, never a force push — and the pull request's title
- * and body stay as they are. A round that changed nothing pushes nothing.
+ * A follow-up round (docs/follow-ups.md › Follow-ups): its commits go on top of the pull request's
+ * branch — a fast-forward from the head it started from, never a force push — and the pull
+ * request's title and body stay as they are. A round that changed nothing pushes nothing.
  */
 async function publishRound(
 	a: Attempt,

@@ -5,9 +5,9 @@ import { StepFailure } from "../report/failure";
 import { type Checkout, PlanningWorkspace } from "./planning-workspace";
 
 // A step that reads every repository and writes only files of its own: a multi-repo run's plan
-// (README › Multi-repo runs) and an epic's research and plan (README › Epics). Every repo checked
-// out read-only, a fresh agent asked for the files, the files checked, and the agent asked again
-// with what was wrong, up to `tries` times.
+// (docs/multi-repo.md › Multi-repo runs) and an epic's research and plan (docs/epics.md › Epics).
+// Every repo checked out read-only, a fresh agent asked for the files, the files checked, and the
+// agent asked again with what was wrong, up to `tries` times.
 
 /** A timeline entry: its type, its message and its data. */
 export type Entry = [TimelineEventType, string, Record<string, unknown>?];

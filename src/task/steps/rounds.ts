@@ -18,7 +18,10 @@ export interface Checked {
 	sha: string;
 	work: Work;
 	provider: string;
-	/** A follow-up round's agent committed nothing: there is nothing to push (README › Follow-ups). */
+	/**
+	 * A follow-up round's agent committed nothing: there is nothing to push
+	 * (docs/follow-ups.md › Follow-ups).
+	 */
 	noChange?: boolean;
 }
 

@@ -11,7 +11,7 @@ export type EpicAttempt = "first" | "second";
 
 const suffix = (which?: EpicAttempt) => (which ? `-${which}` : "");
 
-/** A research.md with every section (README › Epics); `omit` leaves sections out. */
+/** A research.md with every section (docs/epics.md › Epics); `omit` leaves sections out. */
 export const researchText = (omit: string[] = []) =>
 	[
 		"# Research",

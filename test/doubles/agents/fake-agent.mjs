@@ -145,9 +145,10 @@ if (cli === "--watch") {
 }
 
 /**
- * Each CLI's argv as its pinned release parses it (README › Providers and models): the subcommand,
- * the flags it accepts, with or without a value, and where the prompt is. Any other flag is
- * refused as the real CLI refuses it, so a change of Lisa's argv that the CLI would reject fails here too.
+ * Each CLI's argv as its pinned release parses it (docs/agent-task.md › Providers and models): the
+ * subcommand, the flags it accepts, with or without a value, and where the prompt is. Any other
+ * flag is refused as the real CLI refuses it, so a change of Lisa's argv that the CLI would reject
+ * fails here too.
  */
 const ARGV = {
 	claude: {

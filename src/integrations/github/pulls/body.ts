@@ -1,6 +1,7 @@
 import { MARKER_PATTERN, runMarker, stripHtml } from "../../../domain/comments";
 
-// PR body post-processing (README › Publishing): a safety net for whatever the agent wrote.
+// PR body post-processing (docs/agent-task.md › Publishing): a safety net for whatever the agent
+// wrote.
 
 export function cleanPrBody(body: string): string {
 	let text = body.replace(/\r\n/g, "\n");

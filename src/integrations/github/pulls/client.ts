@@ -13,10 +13,10 @@ import { isTransientGitHubError } from "../refs";
 import { type CommitChecks, type PullRequestFollowUps, pullRequestRef } from "./follow-up";
 import { linkRelated } from "./related";
 
-// The follow-up port on GitHub's REST API (README › Follow-ups): a pull request's state, the
-// failing checks of a commit with their output, annotations and log tails, reviews and their
-// threads, and the answers on the pull request. What it reads is bounded here and redacted by the
-// pipeline: it is untrusted text on its way into a prompt.
+// The follow-up port on GitHub's REST API (docs/follow-ups.md › Follow-ups): a pull request's
+// state, the failing checks of a commit with their output, annotations and log tails, reviews and
+// their threads, and the answers on the pull request. What it reads is bounded here and redacted by
+// the pipeline: it is untrusted text on its way into a prompt.
 
 /** Failing checks a round shows at most. */
 export const MAX_FAILURES = 10;

@@ -3,8 +3,8 @@ import type { RelatedPr } from "./body";
 import type { Notes } from "./related";
 
 // What the pipeline asks GitHub about a run's open pull request to gather a follow-up round, and
-// how it answers on the pull request afterwards (README › Follow-ups). Errors are TrackerErrors
-// (transient for 408, 429 and 5xx), like the trackers'.
+// how it answers on the pull request afterwards (docs/follow-ups.md › Follow-ups). Errors are
+// TrackerErrors (transient for 408, 429 and 5xx), like the trackers'.
 
 export interface PullRequestState {
 	number: number;

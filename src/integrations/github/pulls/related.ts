@@ -7,7 +7,8 @@ import { type RelatedPr, withRelated } from "./body";
 // A multi-repo run's pull requests link each other: a step's PR lists the ones opened before it
 // (its task writes the body), and once the step's report is in, the pipeline gives every PR of the
 // run the full list (its marked section rewritten, so a redelivered report never adds a link
-// twice). The pipeline does it: a step's token may write its own repository only (README › GitHub).
+// twice). The pipeline does it: a step's token may write its own repository only
+// (docs/trackers.md › As a GitHub App (a token per step)).
 
 /** Where the linking notes what it did: the run's timeline. */
 export interface Notes {

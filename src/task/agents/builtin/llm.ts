@@ -113,8 +113,8 @@ async function once(cfg: LlmConfig, messages: ChatMessage[]): Promise<ChatReply>
 			detail = error?.message ?? detail;
 			code = error?.code;
 		} catch {}
-		// An unknown model is worth the next one, as the fallback rules say (README › Providers and
-		// models), whatever status the endpoint gives it.
+		// An unknown model is worth the next one, as the fallback rules say
+		// (docs/agent-task.md › Providers and models), whatever status the endpoint gives it.
 		const transient =
 			isTransientStatus(res.status) || code === "model_not_found" || isTransientFailure(detail);
 		throw new LlmError(

@@ -212,9 +212,9 @@ export function claudeReader(): OutputReader {
 }
 
 /**
- * Claude Code in print mode (README › Providers and models): `-p` runs one prompt without a
- * terminal and skips the workspace trust dialog; `--dangerously-skip-permissions` lets it edit
- * files and run commands without asking (nobody could answer); `stream-json` (which needs
+ * Claude Code in print mode (docs/agent-task.md › Providers and models): `-p` runs one prompt
+ * without a terminal and skips the workspace trust dialog; `--dangerously-skip-permissions` lets it
+ * edit files and run commands without asking (nobody could answer); `stream-json` (which needs
  * `--verbose` in print mode) is its machine-readable output. `--worktree` takes an optional name:
  * it is always given one. The prompt is read from stdin, as print mode does without a prompt argument.
  */
@@ -248,9 +248,9 @@ export const claude = new CliProvider({
 		CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
 		// Skipping permissions as root is refused unless IS_SANDBOX=1 says the CLI runs in a sandbox.
 		// Lisa runs agents as an agent user whenever it has one, and the check stays on for it. Without
-		// one, as root (`LISA_AGENT_UIDS=off`, README › Security), the operator already gave the agent
-		// the task's privileges: an allow-list in `acceptEdits` mode instead would hand it the same
-		// root shell through `Bash` and deny, with nobody to ask, whatever no rule foresaw.
+		// one, as root (`LISA_AGENT_UIDS=off`, docs/security.md › Security), the operator already gave
+		// the agent the task's privileges: an allow-list in `acceptEdits` mode instead would hand it
+		// the same root shell through `Bash` and deny, with nobody to ask, whatever no rule foresaw.
 		...(!opts.user && process.getuid?.() === 0 ? { IS_SANDBOX: "1" } : {}),
 	}),
 	nativeWorktree: true,

@@ -37,17 +37,20 @@ export interface CliSpec {
 	 * scratch directory); returns the variables that point the CLI at them.
 	 */
 	prepare?(opts: AgentRunOptions): Promise<NodeJS.ProcessEnv>;
-	/** Claude Code can create and manage its own worktree (README › Providers and models). */
+	/**
+	 * Claude Code can create and manage its own worktree (docs/agent-task.md › Providers and models).
+	 */
 	nativeWorktree?: boolean;
 	/** The argv that prints the help listing the flags `argv` uses (checked by `cliFlagCheck`). */
 	help: string[];
 }
 
 /**
- * An agent CLI run as `<bin> <argv…>` (README › Providers and models): spawned without a shell, in
- * its own process group, in its machine-readable mode. The prompt goes in on stdin, never in argv,
- * which every user can read in /proc/<pid>/cmdline. A prompt too long for stdin goes into a file
- * only the agent's user can read, outside the worktree, and the agent is told to read it: never cut.
+ * An agent CLI run as `<bin> <argv…>` (docs/agent-task.md › Providers and models): spawned without
+ * a shell, in its own process group, in its machine-readable mode. The prompt goes in on stdin,
+ * never in argv, which every user can read in /proc/<pid>/cmdline. A prompt too long for stdin goes
+ * into a file only the agent's user can read, outside the worktree, and the agent is told to read
+ * it: never cut.
  */
 export class CliProvider implements Provider {
 	readonly name: ProviderName;

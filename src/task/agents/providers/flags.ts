@@ -27,8 +27,9 @@ export interface FlagCheck {
 const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
- * Whether the installed CLI still lists every flag Lisa passes it (README › Providers and models):
- * what the image checks after installing the CLIs, so a version that dropped one fails the build.
+ * Whether the installed CLI still lists every flag Lisa passes it
+ * (docs/agent-task.md › Providers and models): what the image checks after installing the CLIs, so
+ * a version that dropped one fails the build.
  */
 export async function cliFlagCheck(spec: CliSpec, env: NodeJS.ProcessEnv): Promise<FlagCheck> {
 	const run = (args: string[]) =>

@@ -6,9 +6,10 @@ import { CliProvider, modelArgs, type OutputReader, statusKind } from "./cli-pro
 import { jsonLine, jsonObject, num, obj, str, tokens, toolSubject } from "./json";
 
 /**
- * A custom OpenAI-compatible endpoint (README › Providers and models): with OPENCODE_LISA_BASE_URL
- * set, the model `lisa/<id>` is served from there with the key in OPENCODE_LISA_API_KEY. Not
- * OPENCODE_API_KEY: that one is OpenCode Zen's, and would send our key to its models.
+ * A custom OpenAI-compatible endpoint (docs/agent-task.md › Providers and models): with
+ * OPENCODE_LISA_BASE_URL set, the model `lisa/<id>` is served from there with the key in
+ * OPENCODE_LISA_API_KEY. Not OPENCODE_API_KEY: that one is OpenCode Zen's, and would send our key
+ * to its models.
  */
 export const LISA_PROVIDER = "lisa";
 

@@ -1,13 +1,13 @@
 import { epicPhase } from "../domain/epic-steps";
-import type { Run } from "../domain/run";
+import type { EpicRun, Run } from "../domain/run";
 
 // What the API shows of an epic (docs/epics.md › Epics): its phase and task graph. No task bodies
 // (each up to 4 KB, the sub-issues hold them) and no research text: the answer stays small enough
 // to send with every change of the run on its stream.
 
 /** The epic's phase, questions and tasks, as the run answer's `epic` and GET /api/epics/:id show them. */
-export function epicProgress(run: Run) {
-	const epic = run.epic ?? { tasks: [] };
+export function epicProgress(run: EpicRun) {
+	const { epic } = run;
 	const tasks = epic.tasks.map((t) => ({
 		id: t.id,
 		title: t.title,
@@ -30,7 +30,7 @@ export function epicProgress(run: Run) {
 }
 
 /** GET /api/epics/:id: the epic run's issue, status and progress. */
-export function epicView(run: Run) {
+export function epicView(run: EpicRun) {
 	return {
 		id: run.runId,
 		status: run.status,
@@ -44,9 +44,8 @@ export function epicView(run: Run) {
 	};
 }
 
-/** Why a run is not an epic, for GET /api/epics/:id's 404 (undefined: it is one). */
-export function notAnEpic(run: Run): string | undefined {
-	if (run.epic) return undefined;
+/** Why a run is not an epic, for GET /api/epics/:id's 404. */
+export function notAnEpic(run: Exclude<Run, EpicRun>): string {
 	if (run.epicTask)
 		return `run ${run.runId} is not an epic: it is task ${run.epicTask.taskId} of epic ${run.epicTask.runId}`;
 	return `run ${run.runId} is not an epic: it is an issue's run`;

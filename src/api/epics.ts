@@ -18,8 +18,7 @@ export function epicsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 	api.get("/:id", zValidator("param", runPath, validationError), async (c) => {
 		const run = await deps.store.getRun(c.req.valid("param").id);
 		if (!run) return c.json({ error: "run not found" }, 404);
-		const why = notAnEpic(run);
-		if (why) return c.json({ error: why }, 404);
+		if (!run.epic) return c.json({ error: notAnEpic(run) }, 404);
 		return c.json(epicView(run));
 	});
 

@@ -57,7 +57,7 @@ function aRun(id: string, steps: Run["steps"], over: Partial<Run> = {}): Run {
 		config,
 		steps,
 		...over,
-	};
+	} as Run;
 }
 
 // A planning step, two repository steps (api retried once), and web's attempt on an unpriced model.

@@ -1,6 +1,6 @@
 import { limitOf } from "../domain/budget";
 import { type Cost, runCost, stepCost, sumCosts } from "../domain/cost";
-import { prUrls, type Run, type Step, workSteps } from "../domain/run";
+import { kindOf, prUrls, type Run, type RunKind, type Step, workSteps } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { sumUsage } from "../domain/usage";
 import type { ApiDeps } from "./deps";
@@ -24,13 +24,10 @@ function limitShown(run: Run, deps: Pick<ApiDeps, "config">): number | null {
 }
 
 /**
- * "epic" for an epic run, "task" for the run of an epic's task, absent for an issue's run
- * (docs/http-api.md › HTTP API).
+ * The answer's `kind`: "epic" for an epic run, "task" for the run of an epic's task, absent for
+ * the others (docs/http-api.md › HTTP API).
  */
-function kindOf(run: Run): "epic" | "task" | undefined {
-	if (run.epic) return "epic";
-	return run.epicTask ? "task" : undefined;
-}
+const KIND_SHOWN: Partial<Record<RunKind, "epic" | "task">> = { epic: "epic", epic_task: "task" };
 
 /** A step's report without an epic phase's files (the research and the task bodies: long, and the issue's). */
 function reportShown(report: Step["report"]) {
@@ -61,7 +58,7 @@ export function runView(
 		epicTask,
 		...rest
 	} = run;
-	const kind = kindOf(run);
+	const kind = KIND_SHOWN[kindOf(run)];
 	const work = workSteps(run);
 	const cost = runCost(run);
 	const roundList = followUps?.rounds ?? [];
@@ -70,7 +67,7 @@ export function runView(
 		id: run.runId,
 		...rest,
 		...(kind ? { kind } : {}),
-		...(kind === "epic" ? { epic: epicProgress(run) } : {}),
+		...(run.epic ? { epic: epicProgress(run) } : {}),
 		// Where it reports, not what its dependencies did (their titles and files are the agent's text).
 		...(epicTask ? { epicTask: { runId: epicTask.runId, taskId: epicTask.taskId } } : {}),
 		steps: run.steps.map((s) => ({ ...s, report: reportShown(s.report), cost: stepCost(s) })),

@@ -3,10 +3,11 @@ import { FINALIZE_WINDOW_MS, holdsIssue } from "./issue-lock";
 import { newRun, type Run } from "./run";
 
 const at = "2026-11-21T12:00:00.000Z";
-const run = (over: Partial<Run>): Run => ({
-	...newRun({ runId: "R1", source: "linear", issueId: "i", trigger: "webhook", now: at }),
-	...over,
-});
+const run = (over: Partial<Run>): Run =>
+	({
+		...newRun({ runId: "R1", source: "linear", issueId: "i", trigger: "webhook", now: at }),
+		...over,
+	}) as Run;
 const later = (ms: number) => new Date(Date.parse(at) + ms);
 
 describe("holdsIssue", () => {

@@ -211,7 +211,7 @@ const twoOrders = {
 function apply(run: Run, d: ReturnType<typeof decideOnStepFinished>): Run {
 	const steps =
 		d.patch?.replaceSteps ?? run.steps.map((s) => ({ ...s, ...d.patch?.steps?.[s.index] }));
-	return { ...run, ...d.patch?.set, steps };
+	return { ...run, ...d.patch?.set, steps } as Run;
 }
 
 describe("a planning step's report", () => {

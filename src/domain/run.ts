@@ -207,7 +207,8 @@ export interface SessionPrompt {
 	at: string;
 }
 
-export interface Run {
+/** What every run has, whatever its kind. */
+interface RunBase {
 	runId: string;
 	source: SourceName;
 	issueId: string;
@@ -245,17 +246,6 @@ export interface Run {
 	intakeRedrives?: number;
 	/** What asked for the run besides the issue: the mention or prompt that created a Linear session (untrusted). */
 	request?: { text: string; author?: string };
-	/** A follow-up round: the run that opened the pull request it works on. */
-	parentRunId?: string;
-	/**
-	 * Set on an epic run, from its creation: it plans the issue into sub-issues and works them in
-	 * order (docs/epics.md › Epics). Not `kind`, which the store keeps for what an item is.
-	 */
-	epic?: EpicState;
-	/** A task of an epic: the epic's run, the task, and what its dependencies did. */
-	epicTask?: EpicTaskLink;
-	/** A follow-up round: the pull request, branch and everything the round answers. */
-	round?: RoundInput;
 	/** The run that opened a pull request: its follow-up rounds, pending and done. */
 	followUps?: FollowUpState;
 	/** The run's cost limit when an approval raised it over `limits.max_run_cost_usd`. */
@@ -265,6 +255,63 @@ export interface Run {
 	/** Every yes to spending more, in order. */
 	approvals?: Approval[];
 }
+
+/**
+ * An issue's run: one repository's step, or a multi-repo run's plan and its steps
+ * (docs/multi-repo.md › Multi-repo runs). Any kind of run may come from a Linear agent session.
+ */
+export interface IssueRun extends RunBase {
+	epic?: undefined;
+	epicTask?: undefined;
+	round?: undefined;
+	parentRunId?: undefined;
+}
+
+/**
+ * An epic's run, from its creation: it plans the issue into sub-issues and works them in order
+ * (docs/epics.md › Epics). Not `kind`, which the store keeps for what an item is.
+ */
+export interface EpicRun extends RunBase {
+	epic: EpicState;
+	epicTask?: undefined;
+	round?: undefined;
+	parentRunId?: undefined;
+}
+
+/** The run of an epic's task: the epic's run, the task, and what its dependencies did. */
+export interface EpicTaskRun extends RunBase {
+	epicTask: EpicTaskLink;
+	epic?: undefined;
+	round?: undefined;
+	parentRunId?: undefined;
+}
+
+/** A follow-up round on the pull request its parent run opened (docs/follow-ups.md › Follow-ups). */
+export interface RoundRun extends RunBase {
+	/** The pull request, branch and everything the round answers. */
+	round: RoundInput;
+	/** The run that opened the pull request it works on. */
+	parentRunId: string;
+	epic?: undefined;
+	epicTask?: undefined;
+}
+
+/**
+ * A run is one of these kinds, told apart by the field only that kind has (`epic`, `epicTask`,
+ * `round`): checking it gives the kind's other fields.
+ */
+export type Run = IssueRun | EpicRun | EpicTaskRun | RoundRun;
+
+export type RunKind = "issue" | "epic" | "epic_task" | "round";
+
+export function kindOf(run: Run): RunKind {
+	if (run.epic) return "epic";
+	if (run.epicTask) return "epic_task";
+	if (run.round) return "round";
+	return "issue";
+}
+
+export const isIssueRun = (run: Run): run is IssueRun => kindOf(run) === "issue";
 
 type RunFields = Omit<Run, "runId" | "steps" | "version" | "createdAt">;
 
@@ -290,7 +337,7 @@ export function newRun(input: {
 	agentSessionId?: string;
 	request?: Run["request"];
 	now: string;
-}): Run {
+}): IssueRun {
 	return {
 		runId: input.runId,
 		source: input.source,

@@ -12,11 +12,12 @@ describe("a session's last activity", () => {
 			trigger: "webhook",
 			now: "t",
 		});
-		const run = (over: Partial<Run>): Run => ({
-			...base,
-			steps: [{ ...newStep(0, "api"), prUrl: "https://github.com/acme/api/pull/1" }],
-			...over,
-		});
+		const run = (over: Partial<Run>): Run =>
+			({
+				...base,
+				steps: [{ ...newStep(0, "api"), prUrl: "https://github.com/acme/api/pull/1" }],
+				...over,
+			}) as Run;
 		expect(finalActivity(run({ status: "succeeded" }), "http://x/runs/01R")).toEqual({
 			type: "response",
 			body: "Opened a pull request:\n- https://github.com/acme/api/pull/1\n\ncost $0.00: 0 tokens, 0 agent minutes\nRun: http://x/runs/01R",

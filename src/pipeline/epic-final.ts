@@ -1,6 +1,6 @@
 import type { EpicState } from "../domain/epic";
 import { epicProgressComment, needsSpecComment } from "../domain/epic-progress";
-import type { Run, TrackerProgress } from "../domain/run";
+import type { EpicRun, Run, RunPatch, TrackerProgress } from "../domain/run";
 import { isTerminalRun } from "../domain/states";
 import { labelToRemove, workflowStates } from "../domain/workflow";
 import { type Tracker, TrackerError } from "../integrations/tracker";
@@ -15,9 +15,27 @@ import { mutate, note } from "./mutate";
 export type TrackerEffect = [keyof TrackerProgress, (t: Tracker, r: Run) => Promise<unknown>];
 
 /** The epic's state with `fields` changed, as a run patch. */
-export const epicPatch = (run: Run, fields: Partial<EpicState>) => ({
-	set: { epic: { ...(run.epic as EpicState), ...fields } },
+export const epicPatch = (run: EpicRun, fields: Partial<EpicState>) => ({
+	set: { epic: { ...run.epic, ...fields } },
 });
+
+/**
+ * `mutate` for an epic's run: `decide` sees it as one. A run that is not an epic's decides nothing
+ * and gives undefined (a run never changes its kind).
+ */
+export async function mutateEpic<T extends { patch?: RunPatch }>(
+	deps: Pick<PipelineDeps, "store" | "now">,
+	runId: string,
+	decide: (run: EpicRun) => T,
+): Promise<{ run: EpicRun; decision: T; changed: boolean } | undefined> {
+	const res = await mutate(deps, runId, (r) => {
+		if (!r.epic) return {};
+		const decision = decide(r);
+		return { decision, patch: decision.patch };
+	});
+	if (!res?.decision.decision || !res.run.epic) return undefined;
+	return { run: res.run, decision: res.decision.decision, changed: res.changed };
+}
 
 /**
  * The epic issue's progress comment: posted once (claimed first, so two passes never both post),
@@ -32,7 +50,7 @@ export async function epicComment(deps: PipelineDeps, tracker: Tracker, run: Run
 	if (said?.text === text) return;
 	const issueId = run.issue?.id ?? run.issueId;
 	const record = (comment: EpicState["comment"]) =>
-		mutate(deps, run.runId, (r) => ({ patch: epicPatch(r, { comment }) }));
+		mutateEpic(deps, run.runId, (r) => ({ patch: epicPatch(r, { comment }) }));
 	try {
 		if (said?.id) {
 			await tracker.epics.editComment(issueId, said.id, text).catch(async (err) => {
@@ -44,15 +62,13 @@ export async function epicComment(deps: PipelineDeps, tracker: Tracker, run: Run
 		}
 		// Claimed by a pass that crashed while posting: posting again could make a second one.
 		if (said?.claimed) return;
-		const claimed = await mutate(deps, run.runId, (r) =>
-			r.epic?.comment ? {} : { patch: epicPatch(r, { comment: { claimed: true } }) },
+		const claimed = await mutateEpic(deps, run.runId, (r) =>
+			r.epic.comment ? {} : { patch: epicPatch(r, { comment: { claimed: true } }) },
 		);
 		if (!claimed?.changed) return;
 		const id = await tracker.comment(issueId, text).catch(async (err) => {
-			await mutate(deps, run.runId, (r) =>
-				r.epic?.comment && !r.epic.comment.id
-					? { patch: epicPatch(r, { comment: undefined }) }
-					: {},
+			await mutateEpic(deps, run.runId, (r) =>
+				r.epic.comment && !r.epic.comment.id ? { patch: epicPatch(r, { comment: undefined }) } : {},
 			);
 			throw err;
 		});
@@ -78,7 +94,7 @@ export function epicEffects(run: Run, deps: PipelineDeps): TrackerEffect[] | und
 	const back: TrackerEffect[] = run.tracker.started
 		? [["finalStatus", (t) => t.moveTo(id, sc.pick_from, workflow)]]
 		: [];
-	const questions = run.epic?.research?.needsSpec;
+	const questions = run.epic.research?.needsSpec;
 	if (questions)
 		return [
 			["needsSpec", (t) => t.epics.addLabel(id, config.epic.needs_spec_label)],
@@ -88,7 +104,7 @@ export function epicEffects(run: Run, deps: PipelineDeps): TrackerEffect[] | und
 				(t, r) => t.comment(id, needsSpecComment(r, questions, config.epic.needs_spec_label, url)),
 			],
 		];
-	if (!run.epic?.tasks.length) return undefined;
+	if (!run.epic.tasks.length) return undefined;
 	const final: TrackerEffect = ["finalComment", (t, r) => epicComment(deps, t, r)];
 	// How it ended is always said when it failed; its success only with comments on
 	// (docs/config.md › Config).
@@ -117,7 +133,7 @@ export async function settleEpicLinks(deps: PipelineDeps, run: Run): Promise<voi
 			}),
 		);
 	if (!run.epic) return;
-	for (const task of run.epic?.tasks ?? []) {
+	for (const task of run.epic.tasks) {
 		if (!task.runId) continue;
 		const child = await deps.store.getRun(task.runId);
 		if (!child || isTerminalRun(child.status)) continue;

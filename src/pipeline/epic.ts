@@ -8,12 +8,12 @@ import {
 	taskMarker,
 	taskProgress,
 } from "../domain/epic-progress";
-import type { Run } from "../domain/run";
+import type { EpicRun, Run } from "../domain/run";
 import { isTerminalRun, nextRunStatus } from "../domain/states";
 import { NotConfigured, type Tracker, TrackerError } from "../integrations/tracker";
 import { type EpicAdvance, epicAdvance, runRequested } from "../queue/messages";
 import type { PipelineDeps } from "./deps";
-import { epicComment, epicPatch } from "./epic-final";
+import { epicComment, epicPatch, mutateEpic } from "./epic-final";
 import { finalize, releaseSlot } from "./finalize";
 import { mutate, note } from "./mutate";
 
@@ -44,8 +44,8 @@ export async function handleEpicAdvance(deps: PipelineDeps, msg: EpicAdvance): P
 			await pass(deps, run, msg.why);
 		} catch (err) {
 			// Free for the redelivery at once (a crash leaves the lease to expire instead).
-			await mutate(deps, msg.runId, (r) =>
-				r.epic?.lease?.id === lease ? { patch: epicPatch(r, { lease: undefined }) } : {},
+			await mutateEpic(deps, msg.runId, (r) =>
+				r.epic.lease?.id === lease ? { patch: epicPatch(r, { lease: undefined }) } : {},
 			);
 			throw err;
 		}
@@ -57,10 +57,14 @@ export async function handleEpicAdvance(deps: PipelineDeps, msg: EpicAdvance): P
  * Takes the epic for one pass; when another pass holds it, asks it to go once more (it may have
  * read the tasks before this change) and returns nothing.
  */
-async function take(deps: PipelineDeps, runId: string, lease: string): Promise<Run | undefined> {
+async function take(
+	deps: PipelineDeps,
+	runId: string,
+	lease: string,
+): Promise<EpicRun | undefined> {
 	const now = deps.now();
-	const res = await mutate(deps, runId, (r) => {
-		if (!r.epic?.tasks.length) return { mine: false };
+	const res = await mutateEpic(deps, runId, (r) => {
+		if (!r.epic.tasks.length) return { mine: false };
 		const held = r.epic.lease;
 		if (held && held.id !== lease && Date.parse(held.until) > now.getTime())
 			return held.again
@@ -77,11 +81,11 @@ async function giveBack(
 	deps: PipelineDeps,
 	runId: string,
 	lease: string,
-): Promise<Run | undefined> {
+): Promise<EpicRun | undefined> {
 	const until = new Date(deps.now().getTime() + LEASE_MS).toISOString();
-	const res = await mutate(deps, runId, (r) => {
-		const held = r.epic?.lease;
-		if (!r.epic || held?.id !== lease) return { again: false };
+	const res = await mutateEpic(deps, runId, (r) => {
+		const held = r.epic.lease;
+		if (held?.id !== lease) return { again: false };
 		// An ended epic too: a task's run that ended meanwhile is written by the next pass.
 		if (held.again) return { again: true, patch: epicPatch(r, { lease: { id: lease, until } }) };
 		return { again: false, patch: epicPatch(r, { lease: undefined }) };
@@ -90,15 +94,15 @@ async function giveBack(
 }
 
 /** One task's fields changed on the epic. */
-const taskPatch = (run: Run, id: string, fields: Partial<EpicTaskState>) =>
+const taskPatch = (run: EpicRun, id: string, fields: Partial<EpicTaskState>) =>
 	epicPatch(run, {
-		tasks: (run.epic?.tasks ?? []).map((t) => (t.id === id ? { ...t, ...fields } : t)),
+		tasks: run.epic.tasks.map((t) => (t.id === id ? { ...t, ...fields } : t)),
 	});
 
-async function pass(deps: PipelineDeps, held: Run, why: string): Promise<void> {
+async function pass(deps: PipelineDeps, held: EpicRun, why: string): Promise<void> {
 	let run = held;
 	if (isTerminalRun(run.status)) return followEnded(deps, run);
-	if (!run.epic?.released) run = await release(deps, run);
+	if (!run.epic.released) run = await release(deps, run);
 	let tracker: Tracker;
 	try {
 		tracker = deps.tracker(run.source);
@@ -110,7 +114,7 @@ async function pass(deps: PipelineDeps, held: Run, why: string): Promise<void> {
 		return end(deps, run, "failed", `could not create the epic's sub-issues: ${err.message}`);
 	}
 	// The tasks' runs, read once for the pass: where each task is, and what its dependents are told.
-	const runs = await taskRuns(deps, run.epic?.tasks ?? []);
+	const runs = await taskRuns(deps, run.epic.tasks);
 	run = await refresh(deps, run, runs);
 	run = await tick(deps, tracker, run);
 	run = await startReady(deps, run, runs);
@@ -120,10 +124,10 @@ async function pass(deps: PipelineDeps, held: Run, why: string): Promise<void> {
 			if (!(err instanceof TrackerError)) throw err;
 			await note(deps, run.runId, "tracker.error", `the epic's progress comment: ${err.message}`);
 		});
-	const outcome = epicOutcome(run.epic?.tasks ?? []);
+	const outcome = epicOutcome(run.epic.tasks);
 	deps.log.info({ runId: run.runId, why, outcome }, "epic advanced");
 	if (outcome === "succeeded") return end(deps, run, "succeeded");
-	if (outcome === "failed") return end(deps, run, "failed", epicFailure(run.epic?.tasks ?? []));
+	if (outcome === "failed") return end(deps, run, "failed", epicFailure(run.epic.tasks));
 }
 
 /**
@@ -131,8 +135,8 @@ async function pass(deps: PipelineDeps, held: Run, why: string): Promise<void> {
  * their cancel as it ends), so each task's status is written from its run as while the epic ran, and
  * a progress comment already posted is edited to match. Nothing is created or started.
  */
-async function followEnded(deps: PipelineDeps, ended: Run): Promise<void> {
-	const run = await refresh(deps, ended, await taskRuns(deps, ended.epic?.tasks ?? []));
+async function followEnded(deps: PipelineDeps, ended: EpicRun): Promise<void> {
+	const run = await refresh(deps, ended, await taskRuns(deps, ended.epic.tasks));
 	await finalize(deps, run.runId);
 	// Before its end was said, finalize says it with these statuses; after, the comment is edited,
 	// also on a redelivery after a failed edit (an edit that changes nothing is skipped).
@@ -151,10 +155,10 @@ async function followEnded(deps: PipelineDeps, ended: Run): Promise<void> {
  * The research and plan steps ran in the epic's slot; its tasks take slots of their own, so the
  * epic gives its back (and wakes a run that waits for one).
  */
-async function release(deps: PipelineDeps, run: Run): Promise<Run> {
+async function release(deps: PipelineDeps, run: EpicRun): Promise<EpicRun> {
 	await releaseSlot(deps, run.runId);
-	const res = await mutate(deps, run.runId, (r) =>
-		r.epic && !r.epic.released ? { patch: epicPatch(r, { released: true }) } : {},
+	const res = await mutateEpic(deps, run.runId, (r) =>
+		r.epic.released ? {} : { patch: epicPatch(r, { released: true }) },
 	);
 	return res?.run ?? run;
 }
@@ -165,13 +169,17 @@ async function release(deps: PipelineDeps, run: Run): Promise<Run> {
  * looks the sub-issue up by its marker first (the last pass may have crashed after creating it), so
  * it is never created twice.
  */
-async function createSubIssues(deps: PipelineDeps, tracker: Tracker, start: Run): Promise<Run> {
+async function createSubIssues(
+	deps: PipelineDeps,
+	tracker: Tracker,
+	start: EpicRun,
+): Promise<EpicRun> {
 	let run = start;
 	const sc = run.config?.source_config;
 	const epicId = run.issue?.id ?? run.issueId;
-	const origin = run.epic?.origin ?? run.runId;
+	const origin = run.epic.origin ?? run.runId;
 	let created = 0;
-	for (const task of run.epic?.tasks ?? []) {
+	for (const task of run.epic.tasks) {
 		if (task.issue || !sc || !run.epic) continue;
 		if (created++ === CREATED_PER_PASS) {
 			await deps.queue.send(
@@ -184,8 +192,8 @@ async function createSubIssues(deps: PipelineDeps, tracker: Tracker, start: Run)
 		// Looked up only when a pass began creating it before: that pass may have crashed after.
 		const found = task.creating ? await tracker.epics.findSubIssue(epicId, marker) : undefined;
 		if (!task.creating)
-			await mutate(deps, run.runId, (r) =>
-				r.epic?.tasks.find((t) => t.id === task.id && !t.issue)
+			await mutateEpic(deps, run.runId, (r) =>
+				r.epic.tasks.find((t) => t.id === task.id && !t.issue)
 					? { patch: taskPatch(r, task.id, { creating: true }) }
 					: {},
 			);
@@ -197,8 +205,8 @@ async function createSubIssues(deps: PipelineDeps, tracker: Tracker, start: Run)
 				marker,
 				state: sc.pick_from,
 			}));
-		const res = await mutate(deps, run.runId, (r) =>
-			r.epic?.tasks.find((t) => t.id === task.id && !t.issue)
+		const res = await mutateEpic(deps, run.runId, (r) =>
+			r.epic.tasks.find((t) => t.id === task.id && !t.issue)
 				? { patch: taskPatch(r, task.id, { issue, status: "waiting" }) }
 				: {},
 		);
@@ -215,10 +223,10 @@ async function createSubIssues(deps: PipelineDeps, tracker: Tracker, start: Run)
 }
 
 /** Each task's blockers recorded in the tracker (Linear `blocks`, GitHub "blocked by"); once. */
-async function relate(deps: PipelineDeps, tracker: Tracker, start: Run): Promise<Run> {
+async function relate(deps: PipelineDeps, tracker: Tracker, start: EpicRun): Promise<EpicRun> {
 	let run = start;
-	const byId = new Map((run.epic?.tasks ?? []).map((t) => [t.id, t]));
-	for (const task of run.epic?.tasks ?? []) {
+	const byId = new Map(run.epic.tasks.map((t) => [t.id, t]));
+	for (const task of run.epic.tasks) {
 		if (task.related || !task.issue) continue;
 		const blockers = task.dependsOn.map((id) => byId.get(id)?.issue);
 		if (blockers.some((b) => !b)) continue;
@@ -230,7 +238,7 @@ async function relate(deps: PipelineDeps, tracker: Tracker, start: Run): Promise
 				await note(deps, run.runId, "tracker.error", `task ${task.id}'s blockers: ${err.message}`);
 			});
 		}
-		const res = await mutate(deps, run.runId, (r) => ({
+		const res = await mutateEpic(deps, run.runId, (r) => ({
 			patch: taskPatch(r, task.id, { related: true }),
 		}));
 		run = res?.run ?? run;
@@ -239,9 +247,9 @@ async function relate(deps: PipelineDeps, tracker: Tracker, start: Run): Promise
 }
 
 /** Each task's status from its run (and its pull requests' merges); written when one moved. */
-async function refresh(deps: PipelineDeps, run: Run, runs: Map<string, Run>): Promise<Run> {
+async function refresh(deps: PipelineDeps, run: EpicRun, runs: Map<string, Run>): Promise<EpicRun> {
 	const followMerge = Boolean(run.config?.source_config.merged);
-	const tasks = run.epic?.tasks ?? [];
+	const tasks = run.epic.tasks;
 	const moved = tasks.map((t) => ({ ...t, ...taskProgress(t, runs.get(t.id), followMerge) }));
 	const blocked = blockedBy(moved);
 	const next = moved.map((t) => {
@@ -251,9 +259,9 @@ async function refresh(deps: PipelineDeps, run: Run, runs: Map<string, Run>): Pr
 	});
 	const changed = next.filter((t, i) => JSON.stringify(t) !== JSON.stringify(tasks[i]));
 	if (!changed.length) return run;
-	const res = await mutate(deps, run.runId, (r) => ({
+	const res = await mutateEpic(deps, run.runId, (r) => ({
 		patch: epicPatch(r, {
-			tasks: (r.epic?.tasks ?? []).map((t) => {
+			tasks: r.epic.tasks.map((t) => {
 				const now = next.find((n) => n.id === t.id);
 				return now ? { ...t, status: now.status, prUrls: now.prUrls, reason: now.reason } : t;
 			}),
@@ -277,16 +285,16 @@ async function refresh(deps: PipelineDeps, run: Run, runs: Map<string, Run>): Pr
  * ticked once, recorded on the task. A permanent failure is noted (and marked, not tried forever);
  * a transient one throws, to be tried again.
  */
-async function tick(deps: PipelineDeps, tracker: Tracker, start: Run): Promise<Run> {
+async function tick(deps: PipelineDeps, tracker: Tracker, start: EpicRun): Promise<EpicRun> {
 	let run = start;
 	if (!tracker.epics.checkTask) return run;
-	for (const task of run.epic?.tasks ?? []) {
+	for (const task of run.epic.tasks) {
 		if (!task.issue || task.status !== "done" || task.ticked) continue;
 		await tracker.epics.checkTask(run.issue?.id ?? run.issueId, task.issue).catch(async (err) => {
 			if (!(err instanceof TrackerError) || err.transient) throw err;
 			await note(deps, run.runId, "tracker.error", `ticking task ${task.id}: ${err.message}`);
 		});
-		const res = await mutate(deps, run.runId, (r) => ({
+		const res = await mutateEpic(deps, run.runId, (r) => ({
 			patch: taskPatch(r, task.id, { ticked: true }),
 		}));
 		run = res?.run ?? run;
@@ -312,15 +320,19 @@ async function taskRuns(
  * its dependencies' reports). The run's id is recorded on the task before it is requested, and a
  * requested run not created yet is requested again: a crash in between starts it once.
  */
-async function startReady(deps: PipelineDeps, start: Run, runs: Map<string, Run>): Promise<Run> {
+async function startReady(
+	deps: PipelineDeps,
+	start: EpicRun,
+	runs: Map<string, Run>,
+): Promise<EpicRun> {
 	let run = start;
-	const tasks = run.epic?.tasks ?? [];
+	const tasks = run.epic.tasks;
 	const requested = tasks.filter((t) => t.status === "running" && t.runId && !runs.has(t.id));
 	const byId = new Map(tasks.map((t) => [t.id, t]));
 	for (const task of [...readyTasks(tasks), ...requested]) {
 		const childId = task.runId ?? ulid();
-		const res = await mutate(deps, run.runId, (r) => {
-			const current = r.epic?.tasks.find((t) => t.id === task.id);
+		const res = await mutateEpic(deps, run.runId, (r) => {
+			const current = r.epic.tasks.find((t) => t.id === task.id);
 			if (isTerminalRun(r.status) || !current || (current.runId && current.runId !== childId))
 				return { go: false };
 			return current.runId

@@ -6,6 +6,7 @@ import { cancelPatch } from "../domain/progress";
 import { isEpic, whyNotQualifying, whySessionNotLive } from "../domain/qualify";
 import {
 	type IssueSnapshot,
+	isIssueRun,
 	newRun,
 	newStep,
 	pickRepo,
@@ -69,23 +70,25 @@ async function ensureRun(deps: PipelineDeps, runId: string, msg: RunRequested): 
 	if (existing) return existing;
 	const continued =
 		msg.kind === "epic" && msg.retryOf ? await deps.store.getRun(msg.retryOf) : undefined;
-	const run: Run = {
-		...newRun({
-			runId,
-			source: msg.source,
-			issueId: msg.issueId,
-			issueKey: msg.issueKey,
-			trigger: msg.trigger,
-			deliveryId: msg.deliveryId,
-			agentSessionId: msg.agentSessionId,
-			request: msg.request,
-			now: deps.now().toISOString(),
-		}),
-		...(msg.epicTask ? { epicTask: msg.epicTask } : {}),
-		...(msg.kind === "epic"
-			? { epic: continued?.epic?.tasks.length ? continueEpic(continued) : { tasks: [] } }
-			: {}),
-	};
+	const issueRun = newRun({
+		runId,
+		source: msg.source,
+		issueId: msg.issueId,
+		issueKey: msg.issueKey,
+		trigger: msg.trigger,
+		deliveryId: msg.deliveryId,
+		agentSessionId: msg.agentSessionId,
+		request: msg.request,
+		now: deps.now().toISOString(),
+	});
+	const run: Run = msg.epicTask
+		? { ...issueRun, epicTask: msg.epicTask }
+		: msg.kind === "epic"
+			? {
+					...issueRun,
+					epic: continued?.epic?.tasks.length ? continueEpic(continued) : { tasks: [] },
+				}
+			: issueRun;
 	if (await deps.store.createRun(run)) {
 		// The run it continues hands the epic over: its tasks' runs report here from now on.
 		if (continued?.epic && run.epic?.continues)
@@ -140,7 +143,7 @@ async function prepare(deps: PipelineDeps, run: Run): Promise<Run | undefined> {
 	if (gone) return failForGood(deps, run.runId, gone).then(() => undefined);
 	// An epic by its labels as the tracker has them now: a Trello move into pick_from says nothing
 	// of the card's labels (docs/epics.md › Epics).
-	if (run.trigger === "webhook" && !run.epic && isEpic(found.labels, config.epic))
+	if (run.trigger === "webhook" && isIssueRun(run) && isEpic(found.labels, config.epic))
 		run = { ...run, epic: { tasks: [] } };
 	return start(deps, run, config, issue);
 }
@@ -321,7 +324,7 @@ async function start(
 function firstStep(run: Run, config: LisaConfig, title: string): Step | undefined {
 	if (run.round)
 		return { ...newStep(0, run.round.repo), branch: run.round.branch, prUrl: run.round.prUrl };
-	if (run.epic) return run.epic?.tasks.length ? undefined : { ...planStep(0), kind: "research" };
+	if (run.epic) return run.epic.tasks.length ? undefined : { ...planStep(0), kind: "research" };
 	if (run.epicTask) return newStep(0, run.epicTask.repo);
 	return config.repos.length > 1 ? planStep(0) : newStep(0, pickRepo(config, title).name);
 }

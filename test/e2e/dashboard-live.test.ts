@@ -44,7 +44,7 @@ async function seeded(
 		status,
 		steps,
 		...more,
-	};
+	} as Run;
 	await store().createRun(run);
 	return run;
 }

@@ -155,7 +155,7 @@ export async function createTaskWorld(
 					request,
 					now,
 				}),
-				...(round ? { round } : {}),
+				...(round ? { round, parentRunId: `${runId}-parent` } : {}),
 				...(epic ? { kind: "epic" as const } : {}),
 				status: plan || epic ? "planning" : "running",
 				issueKey: `ENG-${n}`,
@@ -168,7 +168,7 @@ export async function createTaskWorld(
 					url: `https://linear.app/acme/issue/ENG-${n}`,
 				},
 				steps: [...earlier, { ...first, status: "running", launchedAt: now }],
-			};
+			} as Run;
 			await store.createRun(run);
 			return runId;
 		},

@@ -23,7 +23,7 @@ function makeRun(over: Partial<Run> = {}): Run {
 			now: at(n),
 		}),
 		...over,
-	};
+	} as Run;
 }
 
 describe("DynamoStore against dynalite", () => {

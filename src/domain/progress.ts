@@ -100,7 +100,7 @@ export function retryDelaySeconds(backoff: number, attempt: number): number {
 }
 
 /** The attempt's container time and cost, priced as it is recorded (README › Cost and budgets). */
-export function attemptSpend(
+function attemptSpend(
 	step: Step,
 	msg: StepFinished,
 	now: string,

@@ -56,7 +56,7 @@ export interface StepReport {
 }
 
 /** How the task's checks of the agent's work went (written by the task, shown by the API). */
-export interface StepValidation {
+interface StepValidation {
 	/** Agent runs in this attempt: the first one plus validation retries. */
 	agentRuns: number;
 	status: "checking" | "passed" | "failed";
@@ -189,7 +189,7 @@ export interface TrackerProgress {
 }
 
 /** A pull request of the run that was closed, merged or not (from GitHub's webhook). */
-export interface PullRequestClosed {
+interface PullRequestClosed {
 	url: string;
 	merged: boolean;
 	at: string;

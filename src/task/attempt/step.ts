@@ -22,7 +22,6 @@ import { Timeline } from "./timeline";
 import { attemptToken } from "./token";
 
 export type { StepRequest, TaskDeps } from "./context";
-export { StepFailure } from "./failure";
 
 type Outcome = Omit<StepReport, "attempt" | "at">;
 

@@ -8,7 +8,7 @@ import type { Lease, Upstream } from "./broker";
 // from, and the endpoint when that is unset. The agent gets the lease's key and URL in their place.
 // Keys not listed here (Claude's OAuth token, Bedrock, Vertex credentials) reach the agent as before.
 
-export interface BrokeredKey {
+interface BrokeredKey {
 	key: string;
 	base: string;
 	api: ModelApi;
@@ -24,7 +24,7 @@ const {
 	openrouter: OPENROUTER,
 } = MODEL_ENDPOINTS;
 
-export const BROKERED_KEYS: Record<ProviderName, readonly BrokeredKey[]> = {
+const BROKERED_KEYS: Record<ProviderName, readonly BrokeredKey[]> = {
 	claude: [
 		{
 			key: "ANTHROPIC_API_KEY",

@@ -17,7 +17,7 @@ const unit = [
 	"src/integrations/linear/session*.test.ts",
 	"src/integrations/trello/webhook.test.ts",
 	"src/task/agents/{fallback,supervision}.test.ts",
-	"src/task/agents/builtin/{blocklist,protocol}.test.ts",
+	"src/task/agents/builtin/protocol.test.ts",
 	"src/task/agents/providers/{prepare,status}.test.ts",
 	"src/task/prompts/{prompt,epic-prompt}.test.ts",
 	"test/architecture/pointers.test.ts",

@@ -7,11 +7,11 @@ import type { StatsAnswer } from "../src/api/schemas";
 import { parseConfig } from "../src/config/schema";
 import { STATS_FIELDS } from "../src/domain/day-stats";
 import { newRun, newStep, type Run } from "../src/domain/run";
-import { runStats } from "../src/domain/stats";
 import { startLocalStack } from "../src/local/stack";
 import { awsClients } from "../src/runtime/aws";
 import { runItem } from "../src/store/dynamo/runs";
 import { key } from "../src/store/dynamo/table";
+import { runStats } from "../test/support/stats";
 import { writeResult } from "./results";
 
 // Runs API benchmark: the dashboards' reads (newest runs, a status, a sparse repo filter, the

@@ -31,7 +31,7 @@ export const visibilityTimeoutSeconds = (consumerTimeoutSeconds: number) =>
 export const BUNDLED_CONFIG = ".lisa/config.yaml";
 
 const LOG_RETENTIONS = ["1 week", "2 weeks", "1 month", "3 months", "6 months", "1 year"] as const;
-export type LogRetention = (typeof LOG_RETENTIONS)[number];
+type LogRetention = (typeof LOG_RETENTIONS)[number];
 
 export interface DeployConfig {
 	/** The Lisa config (`.lisa/config.yaml`) bundled into the API and intake functions. */

@@ -20,7 +20,7 @@ import type { ApiDeps } from "./deps";
 // (docs/how-a-run-works.md › How a run works) for whatever reaches it after its record expired.
 
 /** How long a delivery is remembered: GitHub allows manual redelivery for 3 days. */
-export const DEDUPE_TTL_SECONDS = 3 * 24 * 3600;
+const DEDUPE_TTL_SECONDS = 3 * 24 * 3600;
 /** A claim this old whose message shows no effect yet was left by a process that died before sending. */
 const STALE_CLAIM_MS = 60_000;
 

@@ -18,7 +18,7 @@ import { signIn } from "./sign-in";
 /** Largest webhook body accepted (Linear's and GitHub's payloads are far smaller). */
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
 /** Largest /api/* body accepted: a run request is a few hundred bytes. */
-export const MAX_API_BYTES = 64 * 1024;
+const MAX_API_BYTES = 64 * 1024;
 
 /**
  * Refuses a body over `max` bytes with 413 and a JSON error, before it is read. A declared length

@@ -25,9 +25,6 @@ const ASSETS = {
 	},
 } as const;
 
-/** The package files served, as `node_modules/…` paths: what the deploy copies beside the bundle. */
-export const ASSET_FILES = Object.values(ASSETS).map((a) => `node_modules/${a.file}`);
-
 /** A versioned URL never changes: browsers keep it a year without asking again. */
 const IMMUTABLE = "public, max-age=31536000, immutable";
 

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 
 /** What the token presented may do: everything, or only read (GET /api/whoami tells the dashboard). */
-export type Role = "admin" | "read";
+type Role = "admin" | "read";
 export type AuthEnv = { Variables: { role: Role } };
 
 const digest = (s: string) => createHash("sha256").update(s).digest();

@@ -531,5 +531,4 @@ export type RunsAnswer = z.output<typeof runsAnswer>;
 export type EventsAnswer = z.output<typeof eventsAnswer>;
 export type EventAnswer = EventsAnswer["events"][number];
 export type StatsAnswer = z.output<typeof statsAnswer>;
-export type RebuiltAnswer = z.output<typeof rebuiltAnswer>;
 export type EpicAnswer = z.output<typeof epicAnswer>;

@@ -8,7 +8,7 @@ import type { Store } from "../store";
 
 const DAY = 86_400_000;
 /** The default window: this many whole UTC days, today's included. */
-export const STATS_WINDOW_DAYS = 30;
+const STATS_WINDOW_DAYS = 30;
 /** How many runs one part day's recount (or one rebuild) reads at most. */
 const MAX_RUNS = 5000;
 /** How many runs of each active status the stats read at most. */

@@ -5,7 +5,7 @@ import { CliError } from "./exit";
 // Dotted paths into the config (`limits.max_attempts`, `repos.0.name`): reading the effective
 // config and editing the YAML document in place (comments kept). Pure: no files.
 
-export function parsePath(text: string): (string | number)[] {
+function parsePath(text: string): (string | number)[] {
 	const parts = text.split(".");
 	if (!text || parts.some((p) => p === ""))
 		throw new CliError(

@@ -322,7 +322,7 @@ async function agents(
 	}
 }
 
-export async function doctorChecks(opts: DoctorOptions): Promise<Check[]> {
+async function doctorChecks(opts: DoctorOptions): Promise<Check[]> {
 	const { settings, env } = opts;
 	const state = loadConfig(settings.configPath);
 	const config = state.status === "ok" ? state.config : undefined;

@@ -46,10 +46,7 @@ export const TRELLO_CREDENTIALS_MISSING =
  * The tracker's missing credentials, as one sentence; undefined when they are set. GitHub's token
  * is not only the tracker's: readiness reports it (GITHUB_TOKEN_MISSING) whatever the source.
  */
-export function trackerCredentialsMissing(
-	source: SourceName,
-	settings: Settings,
-): string | undefined {
+function trackerCredentialsMissing(source: SourceName, settings: Settings): string | undefined {
 	if (source === "linear" && !settings.linear.apiKey) return LINEAR_API_KEY_MISSING;
 	if (source === "trello" && !(settings.trello.apiKey && settings.trello.token))
 		return TRELLO_CREDENTIALS_MISSING;

@@ -30,7 +30,7 @@ export function duration(seconds: number): string {
 	return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
-export function runDuration(run: Pick<RunAnswer, "createdAt" | "finishedAt">, now: Date): string {
+function runDuration(run: Pick<RunAnswer, "createdAt" | "finishedAt">, now: Date): string {
 	const end = run.finishedAt ? Date.parse(run.finishedAt) : now.getTime();
 	return duration((end - Date.parse(run.createdAt)) / 1000);
 }

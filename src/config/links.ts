@@ -68,7 +68,7 @@ export const API_PACKAGE_FILES = {
 	uplotCss: "uplot/dist/uPlot.min.css",
 } as const;
 
-export const AGENT_CPUS = [
+const AGENT_CPUS = [
 	"0.25 vCPU",
 	"0.5 vCPU",
 	"1 vCPU",

@@ -3,8 +3,6 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import { DEFAULT_CONFIG_PATH } from "./default-path";
 import { ConfigError, type LisaConfig, parseConfig } from "./schema";
 
-export { DEFAULT_CONFIG_PATH };
-
 export type ConfigState =
 	| { status: "ok"; file: string; config: LisaConfig }
 	| { status: "missing"; file: string }

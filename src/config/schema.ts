@@ -10,7 +10,7 @@ import { unknownKeyFix } from "./unknown-keys";
 // the hosted additions. Every mapping is strict: a misspelled key is an error with the nearest
 // valid name, never silently dropped (a dropped `validate` would mean validation never runs).
 
-export const PROVIDERS = ["claude", "gemini", "opencode", "codex", "builtin"] as const;
+const PROVIDERS = ["claude", "gemini", "opencode", "codex", "builtin"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 export const SOURCES = ["linear", "trello", "github"] as const;
 export type SourceName = (typeof SOURCES)[number];
@@ -70,7 +70,7 @@ const followUpSchema = z
 	})
 	.partial();
 
-export const FOLLOW_UP_DEFAULTS: FollowUpSettings = {
+const FOLLOW_UP_DEFAULTS: FollowUpSettings = {
 	ci: true,
 	reviews: true,
 	mentions: true,

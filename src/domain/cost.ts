@@ -21,11 +21,9 @@ export interface TokenPrice {
 /** `pricing` in the config: `"<provider>:<model>"` → price; the built-in list is keyed by model. */
 export type PriceTable = Readonly<Record<string, TokenPrice>>;
 
-/** When the built-in list prices were taken from the vendors' pricing pages. */
-export const LIST_PRICES_TAKEN = "2025-11-24";
-
-/** The vendors' list prices for the common models (standard tier, prompts under 200k tokens). */
-export const LIST_PRICES: PriceTable = {
+/** The vendors' list prices for the common models (standard tier, prompts under 200k tokens), as
+ * their pricing pages gave them on 2025-11-24. */
+const LIST_PRICES: PriceTable = {
 	"claude-opus-4-5": { input: 5, output: 25, cache_read: 0.5, cache_write: 6.25 },
 	"claude-opus-4-1": { input: 15, output: 75, cache_read: 1.5, cache_write: 18.75 },
 	"claude-opus-4": { input: 15, output: 75, cache_read: 1.5, cache_write: 18.75 },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { runStats } from "../../test/support/stats";
 import {
 	addMerge,
 	addRun,
@@ -11,7 +12,7 @@ import {
 } from "./day-stats";
 import { newStep, planStep, type Step } from "./run";
 import type { RunStatus } from "./states";
-import { runStats, statsOf } from "./stats";
+import { statsOf } from "./stats";
 import type { StepAttemptUsage } from "./usage";
 
 const at = (day: number, min: number) => new Date(Date.UTC(2026, 10, day, 9, min)).toISOString();

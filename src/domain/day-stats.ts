@@ -84,7 +84,7 @@ export interface DayLedger extends DayStats {
 	bytes: number;
 }
 
-export const COSTLY_RUNS = 10;
+const COSTLY_RUNS = 10;
 /**
  * What a day's ids and samples may take: a DynamoDB item holds 400 KB, and the rest of the day
  * (groups, the costliest runs' titles) stays well under the other 100 KB. A run with one step

@@ -6,7 +6,7 @@ import * as z from "zod";
 
 const text = (max: number) => z.string().max(max);
 
-export const dependencyReportSchema = z.object({
+const dependencyReportSchema = z.object({
 	id: text(16),
 	title: text(300),
 	repo: text(200),

@@ -173,7 +173,7 @@ export const epicResearchSchema = z.object({
 		.optional(),
 });
 
-export const epicTaskSchema = z.object({
+const epicTaskSchema = z.object({
 	id: taskIdSchema,
 	title: z.string().min(1).max(EPIC_LIMITS.titleChars),
 	repo: z.string().min(1).max(200),

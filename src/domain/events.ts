@@ -3,7 +3,7 @@ import type { TerminalRunStatus } from "./states";
 // Every kind of entry a run's timeline holds (GET /api/runs/:id/events, the dashboard, `lisa status`):
 // one list, so a writer cannot misspell a name a reader waits for.
 
-export const TIMELINE_EVENTS = [
+const TIMELINE_EVENTS = [
 	// The run (the pipeline's handlers).
 	"run.requested",
 	"run.started",

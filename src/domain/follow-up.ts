@@ -5,14 +5,11 @@
 export const FOLLOW_UP_TRIGGERS = ["ci_failure", "review", "mention", "session_prompt"] as const;
 export type FollowUpTrigger = (typeof FOLLOW_UP_TRIGGERS)[number];
 
-export const isFollowUpTrigger = (t: string): t is FollowUpTrigger =>
-	(FOLLOW_UP_TRIGGERS as readonly string[]).includes(t);
-
 /** The check conclusions that make a round (GitHub's Checks and Actions APIs). */
 export const FAILING_CONCLUSIONS = ["failure", "timed_out", "startup_failure"] as const;
 
 /** `author_association` values of people with write access to the repository. */
-export const WRITERS = ["OWNER", "MEMBER", "COLLABORATOR"] as const;
+const WRITERS = ["OWNER", "MEMBER", "COLLABORATOR"] as const;
 
 /** The longest instruction, review comment or check output a round keeps of each. */
 export const MAX_FOLLOW_UP_TEXT = 4 * 1024;
@@ -122,7 +119,7 @@ export interface RoundRecord {
 }
 
 /** The most a pending round gathers of instructions or reviews (the run is one item of ≤ 400 KB). */
-export const MAX_PENDING_ITEMS = 20;
+const MAX_PENDING_ITEMS = 20;
 
 /** Kept on the run that opened the pull request. */
 export interface FollowUpState {

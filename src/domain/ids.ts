@@ -30,7 +30,7 @@ export const runIdSchema = z
 	.regex(ULID_PATTERN, "must be a run id (a ULID: 26 characters of 0-9 and A-Z)");
 
 /** Issue ids, keys and URLs as trackers and people write them: printable, no spaces, bounded. */
-export const MAX_ISSUE_REF = 512;
+const MAX_ISSUE_REF = 512;
 const ISSUE_REF_PATTERN = /^[\x21-\x7e]+$/;
 
 export const issueRefSchema = z

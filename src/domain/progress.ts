@@ -103,7 +103,7 @@ export function retryDelaySeconds(backoff: number, attempt: number): number {
  * The attempt's container time and cost, priced as it is recorded
  * (docs/cost.md › Cost and budgets).
  */
-export function attemptSpend(
+function attemptSpend(
 	step: Step,
 	msg: StepOutcome,
 	now: string,

@@ -13,13 +13,13 @@ export interface IssueNow {
 }
 
 /** Agent session statuses in which the session still waits for its agent. */
-export const LIVE_SESSION_STATUSES: readonly string[] = ["pending", "active", "awaitingInput"];
+const LIVE_SESSION_STATUSES: readonly string[] = ["pending", "active", "awaitingInput"];
 
 /** GitHub's own issue states; its other workflow states are status labels. */
 const GITHUB_STATES = ["open", "closed"];
 
 /** Whether the issue is in the workflow state the config calls `name`. */
-export function inState(source: SourceName, issue: IssueNow, name: string): boolean {
+function inState(source: SourceName, issue: IssueNow, name: string): boolean {
 	if (sameName(issue.state, name)) return true;
 	return (
 		source === "github" &&

@@ -58,7 +58,7 @@ export interface StepReport {
 }
 
 /** How the task's checks of the agent's work went (written by the task, shown by the API). */
-export interface StepValidation {
+interface StepValidation {
 	/** Agent runs in this attempt: the first one plus validation retries. */
 	agentRuns: number;
 	status: "checking" | "passed" | "failed";
@@ -191,7 +191,7 @@ export interface TrackerProgress {
 }
 
 /** A pull request of the run that was closed, merged or not (from GitHub's webhook). */
-export interface PullRequestClosed {
+interface PullRequestClosed {
 	url: string;
 	merged: boolean;
 	at: string;
@@ -279,7 +279,7 @@ export interface EpicRun extends RunBase {
 }
 
 /** The run of an epic's task: the epic's run, the task, and what its dependencies did. */
-export interface EpicTaskRun extends RunBase {
+interface EpicTaskRun extends RunBase {
 	epicTask: EpicTaskLink;
 	epic?: undefined;
 	round?: undefined;
@@ -287,7 +287,7 @@ export interface EpicTaskRun extends RunBase {
 }
 
 /** A follow-up round on the pull request its parent run opened (docs/follow-ups.md › Follow-ups). */
-export interface RoundRun extends RunBase {
+interface RoundRun extends RunBase {
 	/** The pull request, branch and everything the round answers. */
 	round: RoundInput;
 	/** The run that opened the pull request it works on. */

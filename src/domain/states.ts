@@ -113,10 +113,6 @@ export function canRun(from: RunStatus, event: RunEvent): boolean {
 	return RUN_TRANSITIONS[from][event] !== undefined;
 }
 
-export function canStep(from: StepStatus, event: StepEvent): boolean {
-	return STEP_TRANSITIONS[from][event] !== undefined;
-}
-
 export type TerminalRunStatus = "succeeded" | "failed" | "cancelled";
 
 export function isTerminalRun(status: RunStatus): status is TerminalRunStatus {

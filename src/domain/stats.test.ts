@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { runStats } from "../../test/support/stats";
 import { newRun, newStep, planStep, type Run, type Step } from "./run";
-import { percentileOf, runStats } from "./stats";
+import { percentileOf } from "./stats";
 
 const t = (min: number) => new Date(Date.UTC(2026, 10, 1, 9, min)).toISOString();
 

@@ -10,25 +10,25 @@ import {
 	type StatsRun,
 	sumMoney,
 } from "./day-stats";
-import { isTerminalRun, RUN_STATUSES, type RunStatus } from "./states";
+import { RUN_STATUSES, type RunStatus } from "./states";
 
 // What a team asks of Lisa over a window of runs: how many, how often they succeed, how long an
 // issue waits for its pull request, what it cost and where the money went — per repo, provider and
 // day. One path from days (stored, or folded from runs) to the answer, so both agree.
 
 /** Median and 90th percentile (nearest rank) in seconds; null without samples. */
-export interface Spread {
+interface Spread {
 	medianSeconds: number | null;
 	p90Seconds: number | null;
 }
 
 /** A sum in USD; `totalUsd` is null when some of it is unknown (then `knownUsd` is a floor). */
-export interface CostSum {
+interface CostSum {
 	totalUsd: number | null;
 	knownUsd: number;
 }
 
-export interface GroupStats {
+interface GroupStats {
 	/** Steps finished (succeeded or failed) in the group. */
 	finished: number;
 	succeeded: number;
@@ -43,7 +43,7 @@ export interface GroupStats {
 }
 
 /** One UTC day of the window: what the dashboard's charts plot (docs/dashboard.md › Dashboard). */
-export interface DaySummary {
+interface DaySummary {
 	runs: number;
 	succeeded: number;
 	failed: number;
@@ -54,7 +54,7 @@ export interface DaySummary {
 	cost: CostSum;
 }
 
-export interface ExpensiveRun {
+interface ExpensiveRun {
 	runId: string;
 	title?: string;
 	status: RunStatus;
@@ -234,12 +234,4 @@ export function statsOf(stored: readonly DayStats[], active: readonly StatsRun[]
 			.map(expensive),
 		full: days.some((d) => d.full),
 	};
-}
-
-/** A full recount: the runs folded into days as the store keeps them, the active ones as they are. */
-export function runStats(runs: readonly StatsRun[]): RunStats {
-	return statsOf(
-		foldRuns(runs),
-		runs.filter((r) => !isTerminalRun(r.status)),
-	);
 }

@@ -18,7 +18,7 @@ export const tokenUsageSchema = z.object({
 export type TokenUsage = z.infer<typeof tokenUsageSchema>;
 
 /** One agent run of an attempt: a model of the fallback chain, or a validation retry. */
-export const agentRunUsageSchema = z.object({
+const agentRunUsageSchema = z.object({
 	/** The `models` entry that ran ("codex", "claude:opus"). */
 	model: z.string().max(200),
 	/** The model the CLI said it served, when the entry names none (priced by it). */

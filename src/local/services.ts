@@ -29,7 +29,7 @@ export interface EmbeddedAws {
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
 /** Whether a request is signed (SigV4) with the access key: its id in `Credential=<id>/…`. */
-export function signedWith(req: IncomingMessage, key: Buffer): boolean {
+function signedWith(req: IncomingMessage, key: Buffer): boolean {
 	const id = /\bCredential=([^/,\s]+)\//.exec(req.headers.authorization ?? "")?.[1];
 	return id !== undefined && timingSafeEqual(digest(id), key);
 }

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 
 /** How much of a task's log is kept: the current file up to this size, and the one before it. */
-export const MAX_TASK_LOG_BYTES = 1024 * 1024;
+const MAX_TASK_LOG_BYTES = 1024 * 1024;
 
 /**
  * A local task's log file, bounded: past `maxBytes` the file becomes `<file>.1` (replacing an

@@ -54,7 +54,7 @@ function trackerOf(deps: PipelineDeps, run: Run): Tracker | undefined {
 }
 
 /** Posts to the tracker without failing the run: a failure is noted on the run's timeline. */
-export async function bestEffort(
+async function bestEffort(
 	deps: PipelineDeps,
 	run: Run,
 	what: string,

@@ -18,7 +18,7 @@ const PERMANENT = new Set([
 	"SyntaxError",
 ]);
 
-export function isPermanentError(err: unknown): boolean {
+function isPermanentError(err: unknown): boolean {
 	if (err instanceof z.ZodError) return true;
 	const e = err as { name?: unknown; cause?: unknown } | undefined;
 	if (typeof e?.name !== "string" || !PERMANENT.has(e.name)) return false;

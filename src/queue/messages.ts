@@ -99,7 +99,7 @@ export const stepFinishedSchema = z.object({
 export type StepFinished = z.infer<typeof stepFinishedSchema>;
 
 /** A retry's backoff is over: launch the attempt (sent delayed by the events handler). */
-export const stepLaunchSchema = z.object({
+const stepLaunchSchema = z.object({
 	type: z.literal("step.launch"),
 	runId: runIdSchema,
 	stepIndex: z.number().int().min(0),
@@ -108,7 +108,7 @@ export const stepLaunchSchema = z.object({
 export type StepLaunch = z.infer<typeof stepLaunchSchema>;
 
 /** Sent by the API so that only the pipeline handlers write a run's status. */
-export const cancelRequestedSchema = z.object({
+const cancelRequestedSchema = z.object({
 	type: z.literal("run.cancel"),
 	runId: runIdSchema,
 	reason: z.string(),
@@ -120,7 +120,7 @@ export type CancelRequested = z.infer<typeof cancelRequestedSchema>;
  * Someone said yes to spending more on a run waiting for approval: the API's admin, a `/lisa
  * continue` comment, or the run's Linear agent session. `limitUsd` is the run's new limit.
  */
-export const approveRequestedSchema = z.object({
+const approveRequestedSchema = z.object({
 	type: z.literal("run.approve"),
 	runId: runIdSchema,
 	limitUsd: z.number().positive().max(1e6).optional(),
@@ -141,7 +141,7 @@ export type ApproveRequested = z.infer<typeof approveRequestedSchema>;
 export const MAX_SESSION_PROMPT = 4 * 1024;
 
 /** A follow-up written in a run's Linear agent session. */
-export const sessionPromptedSchema = z.object({
+const sessionPromptedSchema = z.object({
 	type: z.literal("session.prompted"),
 	runId: runIdSchema,
 	activityId: issueRefSchema,
@@ -156,7 +156,7 @@ export const sessionPromptedSchema = z.object({
 export type SessionPrompted = z.infer<typeof sessionPromptedSchema>;
 
 /** One of a run's pull requests was closed, merged or not (GitHub's `pull_request` webhook). */
-export const pullRequestClosedSchema = z.object({
+const pullRequestClosedSchema = z.object({
 	type: z.literal("pr.closed"),
 	runId: runIdSchema,
 	prUrl: webUrl,
@@ -174,7 +174,7 @@ const login = z.string().min(1).max(256);
  * (docs/follow-ups.md › Follow-ups): a failing check, a review, a mention. `runId` is the run that
  * opened the pull request.
  */
-export const followUpRequestedSchema = z.object({
+const followUpRequestedSchema = z.object({
 	type: z.literal("followup.requested"),
 	runId: runIdSchema,
 	trigger: z.enum(FOLLOW_UP_TRIGGERS),
@@ -206,7 +206,7 @@ export type FollowUpRequested = z.infer<typeof followUpRequestedSchema>;
  * Something changed for an epic's tasks (its plan was accepted, a task's run ended, a pull request
  * merged): create what is missing, start what is ready, update its comment (docs/epics.md › Epics).
  */
-export const epicAdvanceSchema = z.object({
+const epicAdvanceSchema = z.object({
 	type: z.literal("epic.advance"),
 	runId: runIdSchema,
 	/** What prompted it, for the logs. */
@@ -215,7 +215,7 @@ export const epicAdvanceSchema = z.object({
 export type EpicAdvance = z.infer<typeof epicAdvanceSchema>;
 
 /** A round's debounce is over: gather it and start its run (sent delayed). */
-export const followUpDueSchema = z.object({
+const followUpDueSchema = z.object({
 	type: z.literal("followup.due"),
 	runId: runIdSchema,
 	roundId: runIdSchema,

@@ -10,16 +10,9 @@ import type { StatsStore } from "./stats";
 import type { StepTokenStore } from "./step-tokens";
 import type { TimelineStore } from "./timeline";
 
-export type { CoordinationStore } from "./coordination";
-export type { DeliveryStore } from "./deliveries";
 export { InvalidCursor, VersionConflict } from "./errors";
-export type { GuardrailStore } from "./guardrails";
-export type { PullRequestStore } from "./pull-requests";
-export type { Page, RunFilter, RunStore, TaskStepFields } from "./runs";
-export type { DaySpend, SpendStore } from "./spend";
-export type { StatsStore } from "./stats";
-export type { AttemptKey, StepTokenStore } from "./step-tokens";
-export type { RunEvent, TimelineStore } from "./timeline";
+export type { TaskStepFields } from "./runs";
+export type { RunEvent } from "./timeline";
 
 /** Everything the pipeline and the API use. */
 export type Store = RunStore &

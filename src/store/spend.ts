@@ -1,5 +1,5 @@
 /** What was spent on one UTC day (YYYY-MM-DD): in all, and per repository. */
-export interface DaySpend {
+interface DaySpend {
 	totalUsd: number;
 	byRepo: Record<string, number>;
 }

@@ -2,7 +2,7 @@
  * Which attempt of which step a code host token was minted for, and the nonce its launch handed
  * that attempt's task alone: another task of the same role cannot name the token.
  */
-export interface AttemptKey {
+interface AttemptKey {
 	runId: string;
 	stepIndex: number;
 	attempt: number;

@@ -17,7 +17,7 @@ interface DemoArgs {
 }
 
 /** The arguments, or the reason they are wrong. */
-export function demoArgs(argv: string[]): DemoArgs | { error: string } {
+function demoArgs(argv: string[]): DemoArgs | { error: string } {
 	let values: { keep?: boolean; once?: boolean; port?: string; help?: boolean };
 	try {
 		({ values } = parseArgs({

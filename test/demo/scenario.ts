@@ -19,7 +19,7 @@ const spent = (usd: number, input: number, output: number) =>
 	].join("\n");
 
 /** The issues the demo files, with the directives that script the fake agent (test/doubles/agents/fake-agent.mjs). */
-export const DEMO_ISSUES = [
+const DEMO_ISSUES = [
 	{
 		title: "Add a health check endpoint",
 		description: [

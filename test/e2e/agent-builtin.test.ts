@@ -28,10 +28,9 @@ afterAll(async () => {
 });
 
 describe("the built-in agent", () => {
-	it("implements an issue in the repo and refuses a blocklisted command", async () => {
+	it("implements an issue in the repo", async () => {
 		llm.script(
 			bashReply("Look around first.", "git status --short && ls"),
-			bashReply("Start from a clean slate.", "touch wiped.txt && rm -rf ~"),
 			bashReply(
 				"Write the greeting and commit it.",
 				"printf 'Hello from the built-in agent\\n' > GREETING.md && git add -A && git commit -q -m 'feat: add a greeting'",
@@ -60,18 +59,11 @@ describe("the built-in agent", () => {
 		expect(pr?.title).toBe("feat: add a greeting");
 		expect(pr?.body).toContain("- **What**: a greeting");
 
-		const requests = llm.requests.slice(-5);
+		const requests = llm.requests.slice(-4);
 		expect(requests.every((r) => r.authorized && r.model === "local-model")).toBe(true);
 		expect(requests[0]?.messages[1]?.content).toContain(
 			"```untrusted-issue\nENG-1: Add a greeting",
 		);
-		expect(requests[2]?.messages.at(-1)?.content).toBe(
-			'Command blocked for safety: matches rule "rm -rf of /, ~, *, . or a system directory". Please use a safer alternative.',
-		);
-		const { body } = await w.api<{ events: { type: string; message: string }[] }>(
-			`/api/runs/${runId}/events`,
-		);
-		expect(body.events.map((e) => e.message).join("\n")).toContain("blocked: rm -rf");
 	});
 
 	it("falls back to the next model when the endpoint answers 429", async () => {

@@ -14,10 +14,10 @@ import {
 } from "../../src/api/schemas";
 import { newRun, newStep, type Run, type Step } from "../../src/domain/run";
 import { isTerminalRun } from "../../src/domain/states";
-import { runStats } from "../../src/domain/stats";
 import type { StepAttemptUsage } from "../../src/domain/usage";
 import { collectSse } from "../support/sse";
 import { createStackWorld, type StackWorld } from "../support/stack";
+import { runStats } from "../support/stats";
 
 // The runs API's contract (docs/http-api.md › HTTP API), over real HTTP against the local
 // stack: every route, every error, paging, filters, statistics, the live stream, tokens and CORS.

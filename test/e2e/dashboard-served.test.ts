@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleLikeSst } from "../../bench/sst-esbuild";
 import { LAMBDA_RUNTIME } from "../../infra/config";
 import { createApp } from "../../src/api/app";
-import { ASSET_FILES, UPLOT_CSS, UPLOT_JS } from "../../src/api/assets";
+import { UPLOT_CSS, UPLOT_JS } from "../../src/api/assets";
 import type { ApiDeps } from "../../src/api/deps";
 import { runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
+import { API_PACKAGE_FILES } from "../../src/config/links";
 import { stepNumber } from "../../src/domain/step-label";
 import { hasChromium, launchChromium } from "../support/browser";
 import { API_TOKEN, httpEvent } from "../support/lambda";
@@ -89,7 +90,7 @@ async function bundled(dir: string): Promise<Build> {
 	);
 	// What infra/api.ts's copyFiles puts beside the bundle (the bundle's folder is its root here).
 	const root = path.dirname(outfiles.api ?? "");
-	for (const file of ASSET_FILES) {
+	for (const file of Object.values(API_PACKAGE_FILES).map((f) => `node_modules/${f}`)) {
 		await mkdir(path.dirname(path.join(root, file)), { recursive: true });
 		await copyFile(path.join(ROOT, file), path.join(root, file));
 	}

@@ -41,7 +41,7 @@ export async function agentUidCliPath(): Promise<string> {
 	return `${(await reachableClis(AGENT_CLI_BIN)).dir}:${process.env.PATH}`;
 }
 
-export const LISA_BRANCH = "lisa/eng-7-add-greeting";
+const LISA_BRANCH = "lisa/eng-7-add-greeting";
 
 /** Whether the tests run as root, which running the CLI as the agent's own user needs. */
 export const AS_ROOT = process.getuid?.() === 0;
@@ -82,7 +82,7 @@ export const cliEnv = (
 ) => agentEnv(name, { PATH, HOME: home, ...vars });
 
 /** What a sandboxed run takes besides the provider's options. */
-export interface CliRunOptions extends Partial<AgentRunOptions> {
+interface CliRunOptions extends Partial<AgentRunOptions> {
 	/**
 	 * A proxy (`startTrapProxy`) for every request off loopback. Set past the allow-list, which drops
 	 * proxy variables: in production the CLI never gets them.
@@ -101,7 +101,7 @@ const proxyEnv = (url: string): NodeJS.ProcessEnv => ({
 	no_proxy: "127.0.0.1,localhost",
 });
 
-export interface TrapProxy {
+interface TrapProxy {
 	url: string;
 	/** Every request that reached it (`METHOD target`), or what it could not read as one. */
 	seen: string[];
@@ -112,7 +112,7 @@ export interface TrapProxy {
  * A proxy that refuses everything and remembers where the CLI tried to go: given as the CLI's proxy,
  * it shows any request that would have left the machine (telemetry, updates, feature flags).
  */
-export async function startTrapProxy(): Promise<TrapProxy> {
+async function startTrapProxy(): Promise<TrapProxy> {
 	const seen: string[] = [];
 	const server = http.createServer((req, res) => {
 		seen.push(`${req.method} ${req.url}`);
@@ -162,7 +162,7 @@ export interface CliSandbox {
  * A sandbox for one CLI run. With `asAgentUser` (the task as root) the CLI runs as a uid of the
  * local pool, with a fresh home, as `npm start` runs it; otherwise as the test's own user.
  */
-export async function cliSandbox(opts: { asAgentUser?: boolean } = {}): Promise<CliSandbox> {
+async function cliSandbox(opts: { asAgentUser?: boolean } = {}): Promise<CliSandbox> {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-cli-"));
 	await chmod(dir, 0o711);
 	const repo = path.join(dir, "repo");

@@ -35,7 +35,7 @@ async function find(): Promise<TaskImage | string> {
 	return { runtime, image, call: (args) => runtimeCall(runtime, args) };
 }
 
-export const taskImage = await find();
+const taskImage = await find();
 
 /** `describe`, or `describe.skip` saying why when there is no image here (an error under CI). */
 export function describeWithImage(name: string, body: (img: TaskImage) => void): void {

@@ -10,7 +10,7 @@ import { newRun, type Run } from "../../src/domain/run";
 export const HIDDEN = "SECRET-BODY-TEXT";
 
 /** 01 → 02, 03 → 04: 01 done, 02 running, 03 failed, 04 blocked by 03. */
-export function diamondTasks(ids: { running: string; done: string }, title01 = "Add the model") {
+function diamondTasks(ids: { running: string; done: string }, title01 = "Add the model") {
 	const task = (
 		id: string,
 		title: string,

@@ -6,7 +6,7 @@ export interface SseMessage {
 	id?: string;
 }
 
-export async function* sseMessages(res: Response): AsyncGenerator<SseMessage> {
+async function* sseMessages(res: Response): AsyncGenerator<SseMessage> {
 	if (!res.body) return;
 	const decoder = new TextDecoder();
 	let buffer = "";

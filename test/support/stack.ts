@@ -97,7 +97,7 @@ export interface StackWorld extends World<ReturnType<typeof parts>> {
 	url(): string;
 }
 
-export type SettingsPatch = Partial<Omit<Settings, "linear" | "github" | "trello">> & {
+type SettingsPatch = Partial<Omit<Settings, "linear" | "github" | "trello">> & {
 	[K in "linear" | "github" | "trello"]?: Partial<Settings[K]>;
 };
 

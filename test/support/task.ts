@@ -33,7 +33,7 @@ const TASK_ENTRY = fileURLToPath(new URL("../../src/task/main.ts", import.meta.u
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 /** The agent task as its own process (`node src/task/main.ts`, as the local launcher runs it). */
-export interface TaskProcess {
+interface TaskProcess {
 	pid: number;
 	/** Its exit, with everything it wrote to stdout and stderr (its JSON log). */
 	exited: Promise<{ code: number | null; output: string }>;

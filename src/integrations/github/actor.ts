@@ -5,7 +5,7 @@ import { answerFailure, parseJson, trackerRequest } from "../http";
 // Who Lisa is on GitHub, with one request and no octokit: the API asks it for every webhook that
 // names an actor, and its bundle stays small (docs/architecture.md › Things that bite).
 
-export const GITHUB_API_URL = "https://api.github.com";
+const GITHUB_API_URL = "https://api.github.com";
 const TIMEOUT_MS = 10_000;
 
 /**

@@ -14,7 +14,7 @@ export type GitHubAuth = string | GitHubApp;
  * The installation permissions a step's token gets; metadata (read) comes with every token. A
  * follow-up round's task only pushes: the pipeline reads the CI and answers on the pull request.
  */
-export const STEP_PERMISSIONS: Record<RepoAccess, Record<string, "read" | "write">> = {
+const STEP_PERMISSIONS: Record<RepoAccess, Record<string, "read" | "write">> = {
 	read: { contents: "read" },
 	write: { contents: "write", pull_requests: "write" },
 	"follow-up": { contents: "write" },

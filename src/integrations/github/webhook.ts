@@ -26,7 +26,7 @@ import { CHECK_EVENTS, type FollowUpVerdict, type GitHubWebhook, gitHubVerdict }
  * decoded to a string first lets bytes that are not UTF-8 (each read as U+FFFD) pass with a
  * signature made over other bytes.
  */
-export function gitHubSignatureValid(raw: Uint8Array, secret: string, header: string): boolean {
+function gitHubSignatureValid(raw: Uint8Array, secret: string, header: string): boolean {
 	const expected = Buffer.from(`sha256=${createHmac("sha256", secret).update(raw).digest("hex")}`);
 	const given = Buffer.from(header);
 	return given.length === expected.length && timingSafeEqual(given, expected);

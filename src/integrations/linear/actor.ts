@@ -5,7 +5,7 @@ import { TrackerError } from "../tracker";
 // that names an actor, and its bundle stays small without @linear/sdk
 // (docs/architecture.md › Things that bite).
 
-export const LINEAR_API_URL = "https://api.linear.app/graphql";
+const LINEAR_API_URL = "https://api.linear.app/graphql";
 const TIMEOUT_MS = 10_000;
 
 /** `LINEAR_API_KEY` is a personal API key, or the OAuth access token of Lisa's Linear app. */

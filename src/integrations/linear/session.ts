@@ -31,7 +31,7 @@ export interface AgentSessionEvent {
 }
 
 /** What asked for a run: the mention, or Linear's context of a delegation (untrusted text). */
-export interface SessionRequest {
+interface SessionRequest {
 	text: string;
 	author?: string;
 }

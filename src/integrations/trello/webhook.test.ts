@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { signTrello } from "../../../test/doubles/trello/server";
-import { trelloSignatureValid } from "./webhook";
+import { trelloSignedBytes } from "./webhook";
+
+const trelloSignatureValid = (...args: Parameters<typeof trelloSignedBytes>) =>
+	trelloSignedBytes(...args) !== undefined;
 
 const URL = "https://lisa.example.com/webhooks/trello";
 const SECRET = "app-secret";

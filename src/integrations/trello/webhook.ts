@@ -46,9 +46,6 @@ export function trelloSignedBytes(
 	return matches(binary, "latin1") ? binary : undefined;
 }
 
-export const trelloSignatureValid = (...args: Parameters<typeof trelloSignedBytes>) =>
-	trelloSignedBytes(...args) !== undefined;
-
 /**
  * `HEAD /webhooks/trello` answers 200 (Trello checks the URL before creating a webhook);
  * `POST /webhooks/trello` verifies, dedupes on the SHA-256 of the signed bytes, refuses actions

@@ -44,7 +44,7 @@ export interface ImageOptions {
  * The CA bundle this machine's npm trusts: given to the build's npm as a secret, so a network that
  * intercepts TLS works in the build as it does here, and nothing of it enters the image.
  */
-export function hostCaBundle(env: NodeJS.ProcessEnv): string | undefined {
+function hostCaBundle(env: NodeJS.ProcessEnv): string | undefined {
 	return [
 		env.NPM_CONFIG_CAFILE,
 		env.npm_config_cafile,
@@ -54,7 +54,7 @@ export function hostCaBundle(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /** The image's label holding sourceDigest() of the checkout it was built from. */
-export const SOURCE_LABEL = "lisa.source";
+const SOURCE_LABEL = "lisa.source";
 
 /**
  * A digest of what the image runs: the task's bundle (built in memory, as the image builds it),

@@ -35,7 +35,7 @@ const HOST_ONLY = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TERM)$/;
 const STOP_GRACE_SECONDS = 10;
 /** The task's secrets in the container: /run/secrets/<this>, root's alone (entrypoint.sh reads it). */
 const SECRETS_FILE = "lisa-task.json";
-export const LABEL = {
+const LABEL = {
 	stack: "lisa.stack",
 	run: "lisa.run",
 	step: "lisa.step",

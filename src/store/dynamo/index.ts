@@ -12,8 +12,6 @@ import { dynamoStats } from "./stats";
 import { dynamoStepTokens } from "./step-tokens";
 import { dynamoTimeline } from "./timeline";
 
-export type { RequestObserver } from "./client";
-
 /** The store, plus a way to see its requests (the request-count tests and benches). */
 export type DynamoStore = Store & { observe(observer: RequestObserver): () => void };
 

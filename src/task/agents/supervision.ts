@@ -21,7 +21,7 @@ export interface AgentObservation {
 }
 
 /** How long a prompt-looking last line must stay quiet before it counts as waiting for input. */
-export function promptQuietMs(staleMs: number): number {
+function promptQuietMs(staleMs: number): number {
 	return Math.min(10_000, Math.floor(staleMs / 2));
 }
 

@@ -22,7 +22,6 @@ import { executePlan } from "../steps/plan";
 import { execute } from "./execute";
 
 export type { StepRequest, TaskDeps } from "../context/attempt";
-export { StepFailure } from "../report/failure";
 
 type Outcome = Omit<StepReport, "attempt" | "at">;
 

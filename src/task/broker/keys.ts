@@ -9,7 +9,7 @@ import type { Lease, Upstream } from "./broker";
 // their place. Keys not listed here (Claude's OAuth token, Bedrock, Vertex credentials) reach the
 // agent as before.
 
-export interface BrokeredKey {
+interface BrokeredKey {
 	key: string;
 	base: string;
 	api: ModelApi;
@@ -25,7 +25,7 @@ const {
 	openrouter: OPENROUTER,
 } = MODEL_ENDPOINTS;
 
-export const BROKERED_KEYS: Record<ProviderName, readonly BrokeredKey[]> = {
+const BROKERED_KEYS: Record<ProviderName, readonly BrokeredKey[]> = {
 	claude: [
 		{
 			key: "ANTHROPIC_API_KEY",

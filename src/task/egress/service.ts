@@ -15,7 +15,7 @@ export interface EgressService {
 }
 
 /** The service's allow-list: LISA_EGRESS_ALLOW, comma-separated host patterns (`host[:port]`). */
-export function serviceAllowList(env: NodeJS.ProcessEnv): string[] {
+function serviceAllowList(env: NodeJS.ProcessEnv): string[] {
 	const allow = (env.LISA_EGRESS_ALLOW ?? "")
 		.split(",")
 		.map((h) => h.trim().toLowerCase())

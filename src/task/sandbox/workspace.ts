@@ -1,6 +1,7 @@
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseNumstat, type StepChanges } from "../../domain/changes";
+import { PLAN_FILE } from "../../domain/plan";
 import { MANIFEST_FILE } from "../prompts/prompt";
 import type { Git } from "./git";
 import { handOver } from "./identity";
@@ -76,7 +77,7 @@ export class Workspace {
 		await mkdir(path.join(this.clone, ".git", "info"), { recursive: true });
 		await writeFile(
 			path.join(this.clone, ".git", "info", "exclude"),
-			`${MANIFEST_FILE}\n.lisa-plan.json\n.claude/worktrees/\n`,
+			`${MANIFEST_FILE}\n${PLAN_FILE}\n.claude/worktrees/\n`,
 		);
 		this.baseSha = await this.git.run(
 			this.clone,

@@ -3,9 +3,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const FAKE = fileURLToPath(new URL("./fake-agent.mjs", import.meta.url));
-export const AGENT_CLIS = ["claude", "gemini", "opencode", "codex"] as const;
+const AGENT_CLIS = ["claude", "gemini", "opencode", "codex"] as const;
 
-export interface FakeAgentCall {
+interface FakeAgentCall {
 	cli: string;
 	/** "plan" for a planning prompt, else the repository the prompt names. */
 	target: string | null;
@@ -32,7 +32,7 @@ export interface FakeAgentCall {
 }
 
 /** A watcher left running (`leave-running`): its uid, the directory it was left in (the step's). */
-export interface Watcher {
+interface Watcher {
 	pid: number;
 	uid: number;
 	cwd: string;
@@ -40,7 +40,7 @@ export interface Watcher {
 }
 
 /** A secret-looking variable a fake agent read in some process's environment. */
-export interface FoundSecret {
+interface FoundSecret {
 	pid: number;
 	uid: number | null;
 	name: string;
@@ -48,7 +48,7 @@ export interface FoundSecret {
 }
 
 /** What `scan-secrets` saw. */
-export interface SecretScan {
+interface SecretScan {
 	uid: number;
 	/** Every /proc/<pid>/environ it could read (absent with `scan-secrets=ancestors`). */
 	found?: FoundSecret[];
@@ -59,7 +59,7 @@ export interface SecretScan {
 }
 
 /** One way out a `reach` directive tried, and what it came to (`connected`, `status 403: …`, an error code). */
-export interface Reach {
+interface Reach {
 	tcp?: string;
 	dns?: string;
 	proxy?: string;

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export interface GitHttpRequest {
+interface GitHttpRequest {
 	method: string;
 	/** Path and query as requested: a token in the URL would show here. */
 	url: string;

@@ -5,7 +5,7 @@ import { createVerify, randomBytes } from "node:crypto";
 // installation tokens, each limited to some of the installation's repositories and permissions
 // and valid for an hour. The double and the git host double ask `scopeOf` what a token may do.
 
-export type Level = "read" | "write";
+type Level = "read" | "write";
 export type Permissions = Record<string, Level>;
 
 /** What a token may do: every repository (a personal token) or those listed, with these permissions. */
@@ -128,7 +128,7 @@ export class InstallationTokens {
  * branches and commits (contents), check runs and suites (checks), Actions (actions); reading a
  * repository itself needs only metadata, which every token has.
  */
-export function permissionFor(method: string, rest: string): { name: string; level: Level } {
+function permissionFor(method: string, rest: string): { name: string; level: Level } {
 	const level: Level = method === "GET" || method === "HEAD" ? "read" : "write";
 	const name = /^\/pulls\b/.test(rest)
 		? "pull_requests"

@@ -21,29 +21,10 @@ import {
 	type ReviewInput,
 } from "./state";
 
-export type { FailSpec, RecordedRequest, UnhandledRequest } from "./routes";
 export type {
-	AnnotationSpec,
-	Association,
-	CheckSpec,
-	CheckStatus,
-	GitHubAnnotation,
-	GitHubApp,
-	GitHubBranchRef,
-	GitHubCheckRun,
-	GitHubCheckSuite,
 	GitHubComment,
 	GitHubIssue,
-	GitHubJob,
-	GitHubLabel,
 	GitHubPull,
-	GitHubRepo,
-	GitHubReview,
-	GitHubReviewComment,
-	GitHubUser,
-	GitHubWorkflowRun,
-	ReviewInput,
-	ReviewState,
 } from "./state";
 
 export const DEFAULT_GITHUB_TOKEN = "ghp_testtoken0123456789abcdefABCDEF0123";

@@ -73,7 +73,7 @@ export interface GitHubIssue {
 	};
 }
 
-export interface GitHubBranchRef {
+interface GitHubBranchRef {
 	label: string;
 	ref: string;
 	sha: string;
@@ -537,7 +537,7 @@ export async function readDefaultBranch(gitDir: string): Promise<string> {
 	return (await runGit(gitDir, ["symbolic-ref", "--short", "HEAD"])) || "main";
 }
 
-export function readDefaultBranchSync(gitDir: string): string {
+function readDefaultBranchSync(gitDir: string): string {
 	try {
 		const out = execFileSync("git", ["--git-dir", gitDir, "symbolic-ref", "--short", "HEAD"], {
 			encoding: "utf8",
@@ -586,7 +586,7 @@ function branchesAt(gitDir: string, sha: string): string[] {
  * the line, from its `@@` header down to the commented line. A line outside the diff (GitHub would
  * refuse it) gets a one-line hunk of the file at head, so a test may comment anywhere.
  */
-export function diffHunkFor(
+function diffHunkFor(
 	gitDir: string,
 	base: string,
 	head: string,

@@ -88,7 +88,7 @@ const repoRef = (r: GitHubPull["base"]["repo"]) => ({ id: r.id, url: r.url, name
  * A pull request as check suites, check runs and workflow runs list it: no web URL, its head and
  * base with their repositories' API URLs.
  */
-export function pullRequestRef(pull: GitHubPull) {
+function pullRequestRef(pull: GitHubPull) {
 	return {
 		url: pull.url,
 		id: pull.id,

@@ -42,7 +42,7 @@ export function linearSchema(): GraphQLSchema {
 const EPOCH = "1970-01-01T00:00:00.000Z";
 
 /** The value a field gets when the data has none. */
-export function defaultFor(type: GraphQLOutputType): unknown {
+function defaultFor(type: GraphQLOutputType): unknown {
 	if (!isNonNullType(type)) return null;
 	const inner = getNullableType(type);
 	if (isListType(inner)) return [];
@@ -108,7 +108,7 @@ const typeResolver: GraphQLTypeResolver<unknown, Context> = (value, _ctx, info, 
 	return info.schema.getPossibleTypes(abstractType)[0]?.name;
 };
 
-export interface GraphQLErrorJson {
+interface GraphQLErrorJson {
 	message: string;
 	path?: readonly (string | number)[];
 	locations?: readonly { line: number; column: number }[];

@@ -6,7 +6,7 @@
 import { notImplemented } from "./errors";
 
 export type Filter = { [key: string]: unknown };
-export type ViewValue = string | number | boolean | null | View | View[];
+type ViewValue = string | number | boolean | null | View | View[];
 export type View = { [key: string]: ViewValue };
 
 const COMPARATOR_OPS = new Set([

@@ -39,7 +39,7 @@ import {
 
 export type * from "./state";
 
-export const DEFAULT_LINEAR_API_KEY = "lin_api_test_key_0123456789abcdef";
+const DEFAULT_LINEAR_API_KEY = "lin_api_test_key_0123456789abcdef";
 
 export interface LinearDoubleOptions {
 	/** The accepted API key (default DEFAULT_LINEAR_API_KEY). */
@@ -50,7 +50,7 @@ export interface LinearDoubleOptions {
 	now?: () => Date;
 }
 
-export interface LinearDoubleRequest {
+interface LinearDoubleRequest {
 	operationName?: string;
 	query: string;
 	variables: Record<string, unknown>;
@@ -58,7 +58,7 @@ export interface LinearDoubleRequest {
 	status: number;
 }
 
-export interface FailNextOptions {
+interface FailNextOptions {
 	/** HTTP status (default 500). */
 	status?: number;
 	message?: string;

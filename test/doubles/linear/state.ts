@@ -48,7 +48,7 @@ const STATE_COLORS: Record<WorkflowStateType, string> = {
 export const PRIORITY_LABELS = ["No priority", "Urgent", "High", "Medium", "Low"];
 
 /** The workflow state type a bare state name most likely has. */
-export function guessStateType(name: string): WorkflowStateType {
+function guessStateType(name: string): WorkflowStateType {
 	const n = name.toLowerCase();
 	if (n.includes("triage")) return "triage";
 	if (n.includes("backlog") || n.includes("icebox")) return "backlog";
@@ -58,7 +58,7 @@ export function guessStateType(name: string): WorkflowStateType {
 	return "started";
 }
 
-export function slugify(text: string): string {
+function slugify(text: string): string {
 	return text
 		.toLowerCase()
 		.normalize("NFKD")

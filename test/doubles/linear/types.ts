@@ -18,7 +18,7 @@ export type AgentSessionStatus =
 	| "error"
 	| "stale";
 
-export interface DoubleOrganization {
+interface DoubleOrganization {
 	id: string;
 	name: string;
 	urlKey: string;
@@ -147,7 +147,7 @@ export interface DoubleAttachment {
 }
 
 /** What one issue mutation received, in order. */
-export interface IssueUpdateRecord {
+interface IssueUpdateRecord {
 	issueId: string;
 	identifier: string;
 	mutation: "issueUpdate" | "issueAddLabel" | "issueRemoveLabel";
@@ -186,7 +186,7 @@ export interface AgentActivityRecord {
 	updatedAt: string;
 }
 
-export interface AgentSessionUpdateRecord {
+interface AgentSessionUpdateRecord {
 	agentSessionId: string;
 	input: Record<string, unknown>;
 	at: string;

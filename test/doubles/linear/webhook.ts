@@ -66,7 +66,7 @@ function userChild(double: LinearDouble, user: WebhookActor | DoubleUser) {
 }
 
 /** A human user of the double to act in webhooks: the first non-viewer user, created if needed. */
-export function webhookActor(double: LinearDouble): DoubleUser {
+function webhookActor(double: LinearDouble): DoubleUser {
 	const viewerId = double.state.viewer.id;
 	return (
 		double.state.users.find((u) => u.id !== viewerId && !u.app) ??

@@ -10,12 +10,12 @@ import { serveLocal } from "../serve";
 import { bill, noTokens } from "./billed";
 
 /** A tool call the model makes, by the CLI's tool name (`Bash`, `Write`…). */
-export interface ToolCall {
+interface ToolCall {
 	name: string;
 	input: Record<string, unknown>;
 }
 
-export interface Usage {
+interface Usage {
 	input_tokens: number;
 	output_tokens: number;
 	cache_creation_input_tokens: number;
@@ -27,7 +27,7 @@ export type AnthropicReply =
 	| { text?: string; tools?: ToolCall[]; usage?: Partial<Usage> }
 	| { status: number; type?: string; message?: string; headers?: Record<string, string> };
 
-export interface ContentBlock {
+interface ContentBlock {
 	type: string;
 	text?: string;
 	name?: string;
@@ -38,7 +38,7 @@ export interface ContentBlock {
 	is_error?: boolean;
 }
 
-export interface MessagesRequest {
+interface MessagesRequest {
 	path: string;
 	model: string;
 	stream: boolean;
@@ -70,7 +70,7 @@ export interface AnthropicDouble {
 	stop(): Promise<void>;
 }
 
-export const DEFAULT_ANTHROPIC_KEY = "sk-ant-api03-test-0123456789abcdefghijklmnopqrstuvwxyz";
+const DEFAULT_ANTHROPIC_KEY = "sk-ant-api03-test-0123456789abcdefghijklmnopqrstuvwxyz";
 
 const ERROR_TYPES: Record<number, string> = {
 	400: "invalid_request_error",

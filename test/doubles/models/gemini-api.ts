@@ -22,7 +22,7 @@ export interface GeminiFailure {
 }
 
 /** One model turn: text, function calls, or both; or a failure. */
-export type GeminiTurn =
+type GeminiTurn =
 	| {
 			text?: string;
 			calls?: { name: string; args: Record<string, unknown> }[];
@@ -30,9 +30,9 @@ export type GeminiTurn =
 	  }
 	| { error: GeminiFailure };
 
-export type GeminiMethod = "streamGenerateContent" | "generateContent" | "countTokens";
+type GeminiMethod = "streamGenerateContent" | "generateContent" | "countTokens";
 
-export interface GeminiPart {
+interface GeminiPart {
 	text?: string;
 	functionCall?: { name: string; args?: Record<string, unknown> };
 	functionResponse?: { id?: string; name: string; response?: Record<string, unknown> };
@@ -70,7 +70,7 @@ export interface GeminiDouble {
 
 const DEFAULT_GEMINI_USAGE: GeminiUsage = { promptTokenCount: 100, candidatesTokenCount: 10 };
 
-export const DEFAULT_GEMINI_KEY = "AIzaTestGeminiDouble0123456789abcdefghij";
+const DEFAULT_GEMINI_KEY = "AIzaTestGeminiDouble0123456789abcdefghij";
 
 /** Google's canonical status names (google.rpc.Code) for the HTTP codes the API answers with. */
 const STATUS: Record<number, string> = {

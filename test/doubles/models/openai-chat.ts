@@ -12,7 +12,7 @@ import { serveLocal } from "../serve";
 import { bill, noTokens } from "./billed";
 
 /** A function call the model makes, by the client's tool name. */
-export interface ToolCall {
+interface ToolCall {
 	name: string;
 	arguments: Record<string, unknown>;
 }
@@ -25,7 +25,7 @@ export interface Usage {
 }
 
 /** An HTTP failure in OpenAI's error format; unset fields take what OpenAI sends for the status. */
-export interface ChatFailure {
+interface ChatFailure {
 	status: number;
 	message?: string;
 	type?: string;
@@ -38,7 +38,7 @@ export interface ChatFailure {
  * One model turn: its text (a string alone is just that), tool calls, the usage to report and why it
  * ended (`length`: cut at the output limit); or an HTTP error.
  */
-export type ChatReply =
+type ChatReply =
 	| string
 	| {
 			text?: string;
@@ -49,10 +49,10 @@ export type ChatReply =
 	| ChatFailure;
 
 /** A scripted reply, or one made from the request (e.g. a tool call on a path the prompt names). */
-export type ScriptedReply = ChatReply | ((req: ChatRequest) => ChatReply);
+type ScriptedReply = ChatReply | ((req: ChatRequest) => ChatReply);
 
 /** A message as the client sent it (`content` a string or parts; `tool_calls` on the assistant's). */
-export interface ChatMessage {
+interface ChatMessage {
 	role: string;
 	content?: unknown;
 	tool_call_id?: string;

@@ -46,7 +46,7 @@ export const shell = (cmd: string): ToolCall => ({
 export const applyPatch = (patch: string): ToolCall => ({ name: "apply_patch", input: patch });
 
 /** One input item of a request (messages, function_call, function_call_output…). */
-export type InputItem = { type?: string; role?: string; [k: string]: unknown };
+type InputItem = { type?: string; role?: string; [k: string]: unknown };
 
 export interface ResponsesRequest {
 	model: string;
@@ -73,7 +73,7 @@ export interface ResponsesDouble {
 	stop(): Promise<void>;
 }
 
-export const DEFAULT_OPENAI_KEY = "sk-test-codex-0123456789abcdefghijklmn";
+const DEFAULT_OPENAI_KEY = "sk-test-codex-0123456789abcdefghijklmn";
 
 /** What a scripted turn reports when it names no usage: fixed, so tests can sum them. */
 export const DEFAULT_USAGE: ResponsesUsage = { input: 1200, cached: 300, output: 40 };

@@ -21,9 +21,8 @@ import {
 export type * from "./state";
 export { trelloId } from "./state";
 
-export const DEFAULT_TRELLO_KEY = "0123456789abcdef0123456789abcdef";
-export const DEFAULT_TRELLO_TOKEN =
-	"ATTA0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd";
+const DEFAULT_TRELLO_KEY = "0123456789abcdef0123456789abcdef";
+const DEFAULT_TRELLO_TOKEN = "ATTA0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd";
 
 /**
  * `X-Trello-Webhook`: base64 HMAC-SHA1 of body + callback URL with the app secret. Trello hashes
@@ -35,7 +34,7 @@ export function signTrello(body: string, callbackUrl: string, appSecret: string)
 		.digest("base64");
 }
 
-export interface TrelloDelivery {
+interface TrelloDelivery {
 	webhookId: string;
 	actionId: string;
 	actionType: string;
@@ -45,7 +44,7 @@ export interface TrelloDelivery {
 	response: unknown;
 }
 
-export interface TrelloRequest {
+interface TrelloRequest {
 	method: string;
 	path: string;
 	query: Record<string, string>;

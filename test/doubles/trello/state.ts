@@ -31,7 +31,7 @@ export interface TrelloLabel {
 	color: string | null;
 }
 
-export interface TrelloAttachment {
+interface TrelloAttachment {
 	id: string;
 	name: string;
 	url: string;

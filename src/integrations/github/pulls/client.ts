@@ -21,7 +21,7 @@ import { linkRelated } from "./related";
 /** Failing checks a round shows at most. */
 export const MAX_FAILURES = 10;
 /** Annotations of one check at most, and the longest message of one. */
-export const MAX_ANNOTATIONS = 20;
+const MAX_ANNOTATIONS = 20;
 const MAX_ANNOTATION_TEXT = 1000;
 /** A job log's tail: its last lines, and at most this many bytes of them. */
 export const LOG_TAIL_LINES = 60;

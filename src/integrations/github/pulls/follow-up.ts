@@ -6,7 +6,7 @@ import type { Notes } from "./related";
 // how it answers on the pull request afterwards (docs/follow-ups.md › Follow-ups). Errors are
 // TrackerErrors (transient for 408, 429 and 5xx), like the trackers'.
 
-export interface PullRequestState {
+interface PullRequestState {
 	number: number;
 	/** owner/name */
 	slug: string;

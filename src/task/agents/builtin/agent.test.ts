@@ -58,11 +58,10 @@ const run = (cfg = config(), timeoutMs = 60_000) =>
 const lastUser = (i: number) => textOf(llm.requests[i]?.messages.at(-1)?.content);
 
 describe("the built-in agent against an OpenAI-compatible endpoint", () => {
-	it("completes a small task in a git repo; format errors and blocked commands are fed back", async () => {
+	it("completes a small task in a git repo; format errors are fed back", async () => {
 		llm.script(
 			bashReply("See what is there.", "ls -a && git log --oneline"),
 			"I will now create the file.", // no bash block: a format error, not fatal
-			bashReply("Write it, the hard way.", "echo hello > pwned.txt && shutdown -h now"),
 			bashReply("Check my environment has no key.", "env | grep -c LISA_LLM || true"),
 			bashReply(
 				"Create and commit.",
@@ -74,10 +73,8 @@ describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 		expect(result).toMatchObject({ ok: true, exitCode: 0, timedOut: false });
 		expect(await git(repo, "log", "-1", "--format=%s %an")).toBe("feat: add hello Builtin");
 		expect(await git(repo, "show", "HEAD:hello.txt")).toBe("hello");
-		// The blocked command never ran, not even its harmless half.
-		expect(existsSync(path.join(repo, "pwned.txt"))).toBe(false);
 
-		expect(llm.requests).toHaveLength(6);
+		expect(llm.requests).toHaveLength(5);
 		expect(llm.requests.every((r) => r.authorized && r.model === "test-model")).toBe(true);
 		// No temperature unless LISA_LLM_TEMPERATURE sets one: reasoning models refuse any other.
 		expect(llm.requests[0]?.temperature).toBeUndefined();
@@ -90,12 +87,8 @@ describe("the built-in agent against an OpenAI-compatible endpoint", () => {
 			content: "I will now create the file.",
 		});
 		expect(lastUser(2)).toMatch(/^No bash command found/);
-		expect(lastUser(3)).toBe(
-			'Command blocked for safety: matches rule "shutdown". Please use a safer alternative.',
-		);
-		expect(lastUser(4)).toMatch(/<output>\n0\n<\/output>/);
-		expect(result.output).toContain("[step 3] $ echo hello > pwned.txt && shutdown -h now");
-		expect(result.output).toContain("blocked: shutdown");
+		expect(lastUser(3)).toMatch(/<output>\n0\n<\/output>/);
+		expect(result.output).toContain("[step 3] $ env | grep -c LISA_LLM || true");
 	});
 
 	it("fails transiently on 429 after its retries, with the status in the output", async () => {

@@ -3,7 +3,6 @@ import { sumUsage } from "../../../domain/usage";
 import type { AgentUser } from "../../sandbox/process";
 import { runProcess } from "../../sandbox/process";
 import type { AgentResult, AgentUsage, LiveUsage } from "../provider";
-import { blockedMessage, blockedReason } from "./blocklist";
 import { type ChatMessage, type ChatReply, chat, type LlmConfig, LlmError } from "./llm";
 import {
 	COMPLETE_MARKER,
@@ -141,12 +140,9 @@ export async function runBuiltinAgent(
 		}
 		formatErrors = 0;
 		emit(`[step ${step}] $ ${action.command}\n`);
-		const blocked = blockedReason(action.command);
-		if (blocked) {
-			emit(`blocked: ${blocked}\n`);
-			messages.push({ role: "user", content: blockedMessage(blocked) });
-			continue;
-		}
+		// Commands run as the agent's user, as an agent CLI's do: as root, a uid and a network namespace
+		// of its own (README › Security). Their text is not screened: a blocklist of command text is
+		// bypassed by writing a script, so the uid is the boundary.
 		const r = await runProcess("bash", ["-c", action.command], {
 			cwd: io.cwd,
 			env: io.env,

@@ -11,7 +11,7 @@ import { jsonLine, jsonObject, num, obj, str, tokens, toolSubject } from "./json
  * OPENCODE_LISA_API_KEY. Not OPENCODE_API_KEY: that one is OpenCode Zen's, and would send our key
  * to its models.
  */
-export const LISA_PROVIDER = "lisa";
+const LISA_PROVIDER = "lisa";
 
 /** OpenCode's own network extras, off: no models.dev refresh, no self-update, no LSP downloads. */
 const QUIET_ENV = {
@@ -26,7 +26,7 @@ const QUIET_ENV = {
  * opencode.json, so a repository cannot turn approvals back on (`opencode run` rejects every
  * permission it would ask for, and still exits 0).
  */
-export function opencodeConfig(opts: AgentRunOptions): Record<string, unknown> {
+function opencodeConfig(opts: AgentRunOptions): Record<string, unknown> {
 	const baseURL = opts.env.OPENCODE_LISA_BASE_URL;
 	const model = opts.model?.startsWith(`${LISA_PROVIDER}/`)
 		? opts.model.slice(LISA_PROVIDER.length + 1)

@@ -1,6 +1,6 @@
 import type { KnipConfig } from "knip";
 
-// Dead code, kept gone (README › Development). `npm run knip` runs knip twice:
+// Dead code, kept gone (docs/development.md › Commands). `npm run knip` runs knip twice:
 // - `knip`: every file, dependency and export is used outside its own file (tests count);
 // - `knip --production --exclude types`: only the `!` entries and the code they reach (no tests,
 //   bench or demo), and every exported value is used by that code, in its own file or another: a

@@ -141,7 +141,7 @@ export async function runBuiltinAgent(
 		formatErrors = 0;
 		emit(`[step ${step}] $ ${action.command}\n`);
 		// Commands run as the agent's user, as an agent CLI's do: as root, a uid and a network namespace
-		// of its own (README › Security). Their text is not screened: a blocklist of command text is
+		// of its own (docs/security.md › Security). Their text is not screened: a blocklist of command text is
 		// bypassed by writing a script, so the uid is the boundary.
 		const r = await runProcess("bash", ["-c", action.command], {
 			cwd: io.cwd,

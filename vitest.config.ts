@@ -47,7 +47,7 @@ const e2e = [
 	"src/pipeline/**/*.test.ts",
 	"src/task/bundle.test.ts",
 	"src/task/egress/service.test.ts",
-	"src/task/agents/{budget,chain,supervise}.test.ts",
+	"src/task/agents/{budget-watch,chain,supervise}.test.ts",
 	"src/task/attempt/superseded.test.ts",
 	"src/task/sandbox/{identity,isolation,permissions,processes}.test.ts",
 	"src/task/steps/{checks,follow-up,plan,epic-phases}.test.ts",

@@ -74,7 +74,8 @@ export function tooOld(c: Context, at: string | undefined, now: Date): Response 
 	return undefined;
 }
 
-interface Plan<Q extends QueueName> {
+/** What an accepted delivery sends, and how its answer and its effect are told. */
+interface Dispatch<Q extends QueueName> {
 	queue: Q;
 	/** The run id a new claim is sent with. */
 	claimId: string;
@@ -97,12 +98,12 @@ async function claimAndSend<Q extends QueueName>(
 	c: Context,
 	deps: ApiDeps,
 	delivery: Delivery,
-	plan: Plan<Q>,
+	dispatch: Dispatch<Q>,
 ): Promise<Response> {
 	const now = deps.now();
 	const requestedAt = now.toISOString();
 	// What the payload gave must fit the message before anything is recorded.
-	const checked = QUEUES[plan.queue].safeParse(plan.message(plan.claimId, requestedAt));
+	const checked = QUEUES[dispatch.queue].safeParse(dispatch.message(dispatch.claimId, requestedAt));
 	if (!checked.success)
 		return c.json(
 			{
@@ -116,27 +117,27 @@ async function claimAndSend<Q extends QueueName>(
 	const nowMs = now.getTime();
 	for (let tries = 0; tries < 2; tries++) {
 		if (
-			await deps.store.claimDelivery(source, key, plan.claimId, {
+			await deps.store.claimDelivery(source, key, dispatch.claimId, {
 				nowMs,
 				ttlSeconds: DEDUPE_TTL_SECONDS,
 			})
 		) {
 			try {
-				await deps.queue.send(plan.queue, plan.message(plan.claimId, requestedAt));
+				await deps.queue.send(dispatch.queue, dispatch.message(dispatch.claimId, requestedAt));
 			} catch (err) {
 				deps.log.error({ err, delivery: key }, "could not enqueue a delivery");
-				await deps.store.releaseDelivery(source, key, plan.claimId).catch(() => {});
+				await deps.store.releaseDelivery(source, key, dispatch.claimId).catch(() => {});
 				return c.json({ error: "could not queue the request; retry later" }, 503);
 			}
-			return c.json(plan.answer(plan.claimId), 202);
+			return c.json(dispatch.answer(dispatch.claimId), 202);
 		}
 		const claim = await deps.store.deliveryClaim(source, key, nowMs);
 		// Released (or expired) since the put failed: claim it again.
 		if (!claim) continue;
-		if (nowMs - claim.claimedAt < STALE_CLAIM_MS || (await plan.tookEffect(claim.runId)))
+		if (nowMs - claim.claimedAt < STALE_CLAIM_MS || (await dispatch.tookEffect(claim.runId)))
 			return c.json({ duplicate: true }, 200);
 		try {
-			await deps.queue.send(plan.queue, plan.message(claim.runId, requestedAt));
+			await deps.queue.send(dispatch.queue, dispatch.message(claim.runId, requestedAt));
 		} catch (err) {
 			deps.log.error({ err, delivery: key }, "could not enqueue a stale delivery again");
 			return c.json({ error: "could not queue the request; retry later" }, 503);
@@ -145,7 +146,7 @@ async function claimAndSend<Q extends QueueName>(
 			{ delivery: key, runId: claim.runId },
 			"a delivery's earlier claim never took effect: sent again with its run id",
 		);
-		return c.json(plan.answer(claim.runId), 202);
+		return c.json(dispatch.answer(claim.runId), 202);
 	}
 	return c.json({ error: "the delivery is being accepted elsewhere; retry later" }, 503);
 }

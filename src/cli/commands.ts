@@ -143,7 +143,7 @@ export const plan = defineCommand({
 	},
 	run: ({ args }) =>
 		exitWith(async () =>
-			(await import("./plan")).planCommand(
+			(await import("./plan-epic")).planCommand(
 				clientFor(args),
 				{
 					issue: args.issue,

@@ -364,13 +364,13 @@ export async function handleStepFinished(deps: PipelineDeps, outcome: StepOutcom
 
 /** An epic's plan was accepted: its tasks go on through `epic.advance` (docs/epics.md › Epics). */
 async function startEpic(deps: PipelineDeps, run: Run): Promise<void> {
-	const tasks = run.epic?.tasks ?? [];
+	const epicTasks = run.epic?.tasks ?? [];
 	await note(
 		deps,
 		run.runId,
 		"epic.planned",
-		`plan accepted: ${tasks.length} task${tasks.length === 1 ? "" : "s"}: ${tasks.map((t) => `${t.id} (${t.repo}${t.dependsOn.length ? ` after ${t.dependsOn.join(", ")}` : ""})`).join(", ")}`,
-		{ data: { tasks: tasks.map((t) => ({ id: t.id, repo: t.repo, dependsOn: t.dependsOn })) } },
+		`plan accepted: ${epicTasks.length} task${epicTasks.length === 1 ? "" : "s"}: ${epicTasks.map((t) => `${t.id} (${t.repo}${t.dependsOn.length ? ` after ${t.dependsOn.join(", ")}` : ""})`).join(", ")}`,
+		{ data: { tasks: epicTasks.map((t) => ({ id: t.id, repo: t.repo, dependsOn: t.dependsOn })) } },
 	);
 	await deps.queue.send("events", epicAdvance({ runId: run.runId, why: "its plan was accepted" }));
 }

@@ -48,7 +48,7 @@ const crossing: Probe[] = [
 	// The task's layers, top to bottom: attempt → steps → context → agents → egress → broker →
 	// sandbox → prompts → report.
 	{ file: "src/task/steps/probe.ts", imports: "../attempt/execute" },
-	{ file: "src/task/context/probe.ts", imports: "../steps/rounds" },
+	{ file: "src/task/context/probe.ts", imports: "../steps/implement-and-check" },
 	{ file: "src/task/agents/probe.ts", imports: "../context/attempt" },
 	{ file: "src/task/agents/providers/probe.ts", imports: "../../steps/check" },
 	{ file: "src/task/agents/builtin/probe.ts", imports: "../providers/index" },

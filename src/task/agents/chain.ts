@@ -9,7 +9,7 @@ import { StepFailure } from "../report/failure";
 import type { Heartbeat } from "../report/heartbeat";
 import type { Timeline } from "../report/timeline";
 import type { AgentUser } from "../sandbox/process";
-import type { BudgetWatch } from "./budget";
+import type { BudgetWatch } from "./budget-watch";
 import { type ChainAttempt, exhaustedError, exitText, failureVerdict } from "./fallback";
 import {
 	type AgentReport,

@@ -1,7 +1,7 @@
 import { type Attempt, checkoutFailure, gitFor, implementInputs } from "../context/attempt";
 import { Workspace } from "../sandbox/workspace";
+import { implementAndCheck } from "../steps/implement-and-check";
 import { type Published, publish } from "../steps/publish";
-import { implementAndCheck } from "../steps/rounds";
 
 /** Prepare → implement and check (with retries) → publish. Throws StepFailure. */
 export async function execute(

@@ -15,7 +15,7 @@ import type { LaunchRepo } from "../../launcher/launcher";
 import type { Logger } from "../../log";
 import type { Queue } from "../../queue/sqs";
 import type { TaskStore } from "../../store";
-import { BudgetWatch } from "../agents/budget";
+import { BudgetWatch } from "../agents/budget-watch";
 import type { ChainContext } from "../agents/chain";
 import { stepDeadline } from "../agents/supervision";
 import type { Broker } from "../broker/broker";

@@ -46,7 +46,7 @@ export async function processesWithVariable(name: string, value: string): Promis
  */
 export async function killAll(find: () => Promise<number[]>, what: string): Promise<number[]> {
 	const killed = new Set<number>();
-	for (let round = 0; round < 50; round++) {
+	for (let tries = 0; tries < 50; tries++) {
 		const pids = await find();
 		if (!pids.length) return [...killed];
 		for (const pid of pids)
@@ -56,7 +56,7 @@ export async function killAll(find: () => Promise<number[]>, what: string): Prom
 			} catch {}
 		await new Promise((r) => setTimeout(r, 20));
 	}
-	throw new Error(`${what} kept appearing after 50 rounds of killing them`);
+	throw new Error(`${what} kept appearing after 50 tries at killing them`);
 }
 
 const run = promisify(execFile);
@@ -91,14 +91,14 @@ async function atMost(uid: number, gid: number, n: number): Promise<boolean> {
 	}
 }
 
-/** Processes of a uid kept running through every round of `stopUid`. */
+/** Processes of a uid kept running through every try of `stopUid`. */
 export class UidStillRunning extends Error {}
 
 const same = (a: number[], b: number[]) => a.length === b.length && a.every((p, i) => p === b[i]);
 
 /**
  * Stops every process of `uid` (docs/security.md › Security), or throws: a uid is lent again only
- * once the kernel says nothing of it runs. Each round, `kill(-1, SIGKILL)` issued as `uid` signals
+ * once the kernel says nothing of it runs. Each try, `kill(-1, SIGKILL)` issued as `uid` signals
  * all of its processes in one pass of the kernel's process list, which a fork cannot slip past (the
  * child is either in the list or never made); then the kernel counts the uid's processes, allowing
  * only the zombies seen both before and after the count. A zombie the agent reaped meanwhile would
@@ -109,7 +109,7 @@ const same = (a: number[], b: number[]) => a.length === b.length && a.every((p, 
 export async function stopUid(uid: number, gid: number): Promise<number[]> {
 	if (uid === 0 || uid === process.getuid?.()) throw new Error(`refusing to stop uid ${uid}`);
 	const seen = (await scan(ofUid(uid))).live;
-	for (let round = 0; round < 50; round++) {
+	for (let tries = 0; tries < 50; tries++) {
 		await run("setpriv", [...as(uid, gid), "sh", "-c", "kill -KILL -1"], SYSTEM).catch(() => {});
 		const before = (await scan(ofUid(uid))).zombies;
 		const counted = await atMost(uid, gid, before.length);
@@ -117,6 +117,6 @@ export async function stopUid(uid: number, gid: number): Promise<number[]> {
 		await new Promise((r) => setTimeout(r, 20));
 	}
 	throw new UidStillRunning(
-		`processes of uid ${uid} kept running after 50 rounds of killing them all`,
+		`processes of uid ${uid} kept running after 50 tries at killing them all`,
 	);
 }

@@ -11,8 +11,8 @@ import type { Attempt, ImplementInputs } from "../context/attempt";
 import { StepFailure } from "../report/failure";
 import { BranchMoved } from "../sandbox/publication";
 import type { Work, Workspace } from "../sandbox/workspace";
+import type { Checked } from "./implement-and-check";
 import { readManifest, readRoundManifest, roundReport } from "./manifest";
-import type { Checked } from "./rounds";
 
 export interface Published {
 	prUrl: string;

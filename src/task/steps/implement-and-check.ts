@@ -27,7 +27,7 @@ export interface Checked {
 
 /**
  * Agent runs through the fallback chain until the work passes the checks, or retries run out.
- * Each round: the agent; its HEAD copied into the publish repository and the gates judged there;
+ * Each agent run is followed by: its HEAD copied into the publish repository and the gates judged there;
  * validate; then every process the agent could influence stopped and HEAD read once more — it
  * must still be the commit the gates judged, which is the commit published. A follow-up round
  * whose agent commits nothing, and fails no other gate, ends there: nothing needed changing.
@@ -171,7 +171,7 @@ async function nothingToChange(
 	return !(await ws.edited(work));
 }
 
-/** A round's problems on the step (validation state) and the timeline. */
+/** An agent run's problems on the step (validation state) and the timeline. */
 async function reportProblems(
 	a: Attempt,
 	problems: readonly CheckProblem[],

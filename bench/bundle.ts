@@ -5,9 +5,9 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import type { Metafile } from "esbuild";
-import { LAMBDA_RUNTIME } from "../infra/config";
+import { FUNCTIONS, LAMBDA_RUNTIME } from "../infra/config";
 import { writeResult } from "./results";
-import { bundleLikeSst, outputOf } from "./sst-esbuild";
+import { bundleLikeSst, loadedAtImport } from "./sst-esbuild";
 
 // Bundle check: each Lambda entry point bundled the way SST bundles it for deploy (esbuild options of
 // SST's node runtime, pkg/runtime/node/build.go), its size, what fills it, and the time a fresh
@@ -25,17 +25,20 @@ const API_IMPORT_BUDGET_MS = Number(process.env.BENCH_API_IMPORT_BUDGET_MS ?? 10
 
 interface Row {
 	fn: string;
+	/** What a cold start loads: the bundle and the chunks it imports statically. */
 	bytes: number;
+	/** Chunks loaded only when a code path imports them (a function that splits). */
+	lazyBytes: number;
 	gzipBytes: number;
 	modules: number;
 	largest: { pkg: string; bytes: number }[];
 	importMs: { median: number; min: number; max: number };
 }
 
-/** Bytes of one output per npm package (or "lisa" for our own code). */
-function byPackage(output: Metafile["outputs"][string]): { pkg: string; bytes: number }[] {
+/** Bytes of some outputs per npm package (or "lisa" for our own code). */
+function byPackage(outputs: Metafile["outputs"][string][]): { pkg: string; bytes: number }[] {
 	const sizes = new Map<string, number>();
-	for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+	for (const [input, { bytesInOutput }] of outputs.flatMap((o) => Object.entries(o.inputs))) {
 		const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
 		const pkg = m?.[1] ?? "lisa";
 		sizes.set(pkg, (sizes.get(pkg) ?? 0) + bytesInOutput);
@@ -55,6 +58,35 @@ function importTime(file: string): number {
 
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
 
+/** One function's row: what its cold start loads, and how long a fresh process takes to import it. */
+async function measure(fn: string, outfile: string, metafile: Metafile): Promise<Row> {
+	const loaded = loadedAtImport(metafile, outfile);
+	const own = path.dirname(outfile) + path.sep;
+	const all = Object.keys(metafile.outputs).filter(
+		(o) => o.endsWith(".mjs") && path.resolve(o).startsWith(own),
+	);
+	const size = async (files: string[]) =>
+		(await Promise.all(files.map((f) => stat(path.resolve(f))))).reduce((n, s) => n + s.size, 0);
+	const bytes = await size(loaded);
+	const times: number[] = [];
+	for (let i = 0; i < RUNS; i++) times.push(importTime(outfile));
+	times.sort((a, b) => a - b);
+	const text = Buffer.concat(await Promise.all(loaded.map((f) => readFile(path.resolve(f)))));
+	return {
+		fn,
+		bytes,
+		lazyBytes: (await size(all)) - bytes,
+		gzipBytes: gzipSync(text).length,
+		modules: loaded.reduce((n, f) => n + Object.keys(metafile.outputs[f]?.inputs ?? {}).length, 0),
+		largest: byPackage(loaded.flatMap((f) => metafile.outputs[f] ?? [])).slice(0, 4),
+		importMs: {
+			median: times[Math.floor(times.length / 2)] ?? Number.NaN,
+			min: times[0] ?? Number.NaN,
+			max: times[times.length - 1] ?? Number.NaN,
+		},
+	};
+}
+
 async function main(): Promise<void> {
 	const dir = await mkdtemp(path.join(os.tmpdir(), "lisa-bundle-"));
 	const files = (await readdir(path.join(ROOT, "src", "functions"))).filter((f) =>
@@ -63,37 +95,27 @@ async function main(): Promise<void> {
 	const entries = Object.fromEntries(
 		files.sort().map((f) => [path.basename(f, ".ts"), path.join(ROOT, "src", "functions", f)]),
 	);
-	const { outfiles, metafile } = await bundleLikeSst(entries, dir, LAMBDA_RUNTIME);
+	// A function that splits is built alone, as SST builds it (infra/config.ts › FUNCTIONS).
+	const { api, ...rest } = entries;
+	const builds = [
+		await bundleLikeSst(rest, dir, LAMBDA_RUNTIME),
+		...(api ? [await bundleLikeSst({ api }, dir, LAMBDA_RUNTIME, FUNCTIONS.api.splitting)] : []),
+	];
 	const rows: Row[] = [];
-	for (const [fn, outfile] of Object.entries(outfiles)) {
-		const output = outputOf(metafile, outfile);
-		const times: number[] = [];
-		for (let i = 0; i < RUNS; i++) times.push(importTime(outfile));
-		times.sort((a, b) => a - b);
-		rows.push({
-			fn,
-			bytes: (await stat(outfile)).size,
-			gzipBytes: gzipSync(await readFile(outfile)).length,
-			modules: Object.keys(output.inputs).length,
-			largest: byPackage(output).slice(0, 4),
-			importMs: {
-				median: times[Math.floor(times.length / 2)] ?? Number.NaN,
-				min: times[0] ?? Number.NaN,
-				max: times[times.length - 1] ?? Number.NaN,
-			},
-		});
-	}
-
+	for (const { outfiles, metafile } of builds)
+		for (const [fn, outfile] of Object.entries(outfiles))
+			rows.push(await measure(fn, outfile, metafile));
+	rows.sort((a, b) => a.fn.localeCompare(b.fn));
 	console.log(
 		`\nLambda bundles (esbuild as SST bundles for ${LAMBDA_RUNTIME}: ESM, minified), cold import over ${RUNS} fresh processes, Node ${process.version}, ${os.cpus().length} cores\n`,
 	);
 	console.log(
-		"| function | bundle | gzip | modules | import ms (median, min–max) | largest parts |",
+		"| function | loaded at import | gzip | lazy chunks | modules | import ms (median, min–max) | largest parts |",
 	);
-	console.log("|---|---:|---:|---:|---:|---|");
+	console.log("|---|---:|---:|---:|---:|---:|---|");
 	for (const r of rows)
 		console.log(
-			`| ${r.fn} | ${kb(r.bytes)} | ${kb(r.gzipBytes)} | ${r.modules} | ${r.importMs.median.toFixed(0)} (${r.importMs.min.toFixed(0)}–${r.importMs.max.toFixed(0)}) | ${r.largest.map((l) => `${l.pkg} ${kb(l.bytes)}`).join(", ")} |`,
+			`| ${r.fn} | ${kb(r.bytes)} | ${kb(r.gzipBytes)} | ${r.lazyBytes ? kb(r.lazyBytes) : "–"} | ${r.modules} | ${r.importMs.median.toFixed(0)} (${r.importMs.min.toFixed(0)}–${r.importMs.max.toFixed(0)}) | ${r.largest.map((l) => `${l.pkg} ${kb(l.bytes)}`).join(", ")} |`,
 		);
 	const apiRow = rows.find((r) => r.fn === "api");
 	const sizeOk = apiRow ? apiRow.bytes <= API_BUDGET_BYTES : false;

@@ -4,7 +4,8 @@ import { build, type Metafile } from "esbuild";
 // esbuild as SST bundles a Node.js function for deploy (SST's pkg/runtime/node/build.go): one ESM
 // file per function, minified, names kept, a linked source map, and a banner giving ESM back
 // require/__dirname. Several functions build in one call (shared parsing); without code splitting
-// each output is the same file SST would build for that function alone.
+// each output is the same file SST would build for that function alone. A function that splits
+// (`nodejs.splitting`) is built alone, its dynamic imports in chunks of their own beside it.
 
 /** SST's esbuild target per Lambda runtime. */
 const TARGETS: Record<string, string> = { "nodejs22.x": "es2023", "nodejs24.x": "es2024" };
@@ -17,11 +18,15 @@ const BANNER = [
 	`const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))`,
 ].join("\n");
 
-/** Bundles each `name → entry` into `<outdir>/<name>/bundle.mjs` (the file Lambda runs). */
+/**
+ * Bundles each `name → entry` into `<outdir>/<name>/bundle.mjs` (the file Lambda runs); with
+ * `splitting`, its dynamic imports go to chunks under `<outdir>/<name>/` (give one entry then).
+ */
 export async function bundleLikeSst(
 	entries: Record<string, string>,
 	outdir: string,
 	runtime: string,
+	splitting = false,
 ): Promise<{ outfiles: Record<string, string>; metafile: Metafile }> {
 	const result = await build({
 		entryPoints: Object.entries(entries).map(([name, entry]) => ({
@@ -42,11 +47,30 @@ export async function bundleLikeSst(
 		banner: { js: BANNER },
 		metafile: true,
 		logLevel: "warning",
+		...(splitting ? { splitting, chunkNames: `${Object.keys(entries)[0]}/chunk-[hash]` } : {}),
 	});
 	const outfiles = Object.fromEntries(
 		Object.keys(entries).map((name) => [name, path.join(outdir, name, "bundle.mjs")]),
 	);
 	return { outfiles, metafile: result.metafile };
+}
+
+/**
+ * The outputs a fresh import of `outfile` loads: it and the chunks it imports statically, not those
+ * it imports only when a code path asks (`import()`).
+ */
+export function loadedAtImport(metafile: Metafile, outfile: string): string[] {
+	const key = (file: string) =>
+		Object.keys(metafile.outputs).find((o) => path.resolve(o) === path.resolve(file));
+	const seen = new Set<string>();
+	const visit = (file: string | undefined) => {
+		if (!file || seen.has(file)) return;
+		seen.add(file);
+		for (const i of metafile.outputs[file]?.imports ?? [])
+			if (i.kind === "import-statement" && !i.external) visit(key(i.path));
+	};
+	visit(key(outfile));
+	return [...seen];
 }
 
 /** The metafile's view of one output (its inputs and imports). */

@@ -21,6 +21,7 @@ api.route("$default", {
 	handler: "src/functions/api.handler",
 	timeout: `${FUNCTIONS.api.timeoutSeconds} seconds`,
 	memory: `${FUNCTIONS.api.memoryMb} MB`,
+	nodejs: { splitting: FUNCTIONS.api.splitting },
 	link: [tableLink, intakeLink, eventsLink, ...apiSecrets],
 	// The dashboard's chart library is served from files beside the bundle, not inside it (src/api/assets.ts).
 	copyFiles: [

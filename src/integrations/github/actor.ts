@@ -1,4 +1,3 @@
-import { createAppAuth } from "@octokit/auth-app";
 import type { GitHubApp } from "../../config/settings";
 import { answerFailure, parseJson, trackerRequest } from "../http";
 
@@ -7,6 +6,13 @@ import { answerFailure, parseJson, trackerRequest } from "../http";
 
 const GITHUB_API_URL = "https://api.github.com";
 const TIMEOUT_MS = 10_000;
+
+/** A GitHub App's JWT. Its library is loaded only here: a token's API never carries it. */
+async function appJwt(app: GitHubApp): Promise<string> {
+	const { createAppAuth } = await import("@octokit/auth-app");
+	return (await createAppAuth({ appId: app.appId, privateKey: app.privateKey })({ type: "app" }))
+		.token;
+}
 
 /**
  * The login Lisa acts as: the token's user, or a GitHub App's `<slug>[bot]` (asked with the App's
@@ -20,10 +26,7 @@ export async function gitHubLogin(
 ): Promise<string | undefined> {
 	const app = typeof auth === "object";
 	const failed = `GitHub: reading ${app ? "the App" : "the token's user"} failed`;
-	const bearer = app
-		? (await createAppAuth({ appId: auth.appId, privateKey: auth.privateKey })({ type: "app" }))
-				.token
-		: auth;
+	const bearer = app ? await appJwt(auth) : auth;
 	const res = await trackerRequest(
 		failed,
 		`${apiUrl.replace(/\/+$/, "")}/${app ? "app" : "user"}`,

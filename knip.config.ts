@@ -24,9 +24,14 @@ const config = ({ production }: { production?: boolean }): KnipConfig => ({
 		"test/doubles/agents/fake-agent.mjs",
 		// `npm run demo` is `exec node --import tsx test/demo.ts`: knip does not read through `exec`.
 		"test/demo.ts",
+		// The dashboard's entry, which the browser loads from the API (src/api/assets.ts).
+		"src/dashboard/main.js!",
 	],
 	// Not agents/: a package of its own, the pinned agent CLIs (its select.mjs is run as a file).
 	project: ["src/**/*.{ts,mjs,js}!", "infra/*.ts!", "bench/**/*.{ts,mjs}", "test/**/*.{ts,mjs}"],
+	// The browser loads these from the API's /assets, as files of the packages (src/api/assets.ts).
+	ignoreDependencies: ["preact", "htm"],
+	ignoreUnresolved: [/^\/assets\//],
 	// System tools (iproute2, util-linux, coreutils, mmdebstrap), not npm packages.
 	ignoreBinaries: ["ip", "unshare", "setsid", "mkfifo", "mmdebstrap"],
 	// Its plugin reads sst.config.ts as a config file, which production mode skips: an entry instead.

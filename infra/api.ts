@@ -1,4 +1,4 @@
-import { API_PACKAGE_FILES } from "../src/config/links";
+import { API_FILES } from "../src/config/links";
 import { BUNDLED_CONFIG, deployConfig, FUNCTIONS } from "./config";
 import { eventsLink, intakeLink } from "./queues";
 import { apiSecrets } from "./secrets";
@@ -23,13 +23,11 @@ api.route("$default", {
 	memory: `${FUNCTIONS.api.memoryMb} MB`,
 	nodejs: { splitting: FUNCTIONS.api.splitting },
 	link: [tableLink, intakeLink, eventsLink, ...apiSecrets],
-	// The dashboard's chart library is served from files beside the bundle, not inside it (src/api/assets.ts).
+	// The dashboard's modules and libraries are served from files beside the bundle, not inside it
+	// (src/api/assets.ts).
 	copyFiles: [
 		{ from: config.configFile, to: BUNDLED_CONFIG },
-		...Object.values(API_PACKAGE_FILES).map((file) => ({
-			from: `node_modules/${file}`,
-			to: `node_modules/${file}`,
-		})),
+		...API_FILES.map((file) => ({ from: file, to: file })),
 	],
 	environment: {
 		LISA_PUBLIC_URL: publicUrl,

@@ -8,7 +8,7 @@ import { linearWebhook } from "../integrations/linear/webhook";
 import { trelloWebhook } from "../integrations/trello/webhook";
 import { assetRoutes } from "./assets";
 import { bearerToken } from "./auth";
-import { DASHBOARD_HTML, DASHBOARD_JS } from "./dashboard";
+import { DASHBOARD_HTML } from "./dashboard";
 import type { ApiDeps } from "./deps";
 import { FAVICON } from "./favicon";
 import { openApiDocument } from "./openapi";
@@ -82,9 +82,7 @@ export function createApp(deps: ApiDeps): Hono {
 	);
 	// A printed link's one-time code for the read-only token (sign-in.ts); a code is a few dozen bytes.
 	app.post("/dashboard/sign-in", bodyAtMost(1024), (c) => signIn(c, deps));
-	app.get("/dashboard.js", (c) =>
-		c.body(DASHBOARD_JS, 200, { "content-type": "text/javascript; charset=utf-8" }),
-	);
+	// The dashboard's modules and libraries (assets.ts).
 	assetRoutes(app);
 
 	const webhooks = new Hono();

@@ -1,34 +1,11 @@
-import { UPLOT_CSS, UPLOT_JS } from "./assets";
-import { dashboardMain } from "./dashboard-script";
+import { DASHBOARD_JS, PAGE_MODULES, UPLOT_CSS, UPLOT_JS } from "./assets";
 import { SIGN_IN_CODE_TTL_MS } from "./sign-in";
 
 // The dashboard page: static HTML over the runs API, no build step. It holds no data itself; the
 // browser asks for a token once (the read-only one is enough), or trades a printed link's one-time
-// code for the read-only token (sign-in.ts), and keeps it in localStorage. The
-// script is the source of dashboardMain (dashboard-script.js), served as /dashboard.js, so the
-// page's CSP allows no inline script. It reaches the Lambda bundle as any import does.
-
-/**
- * esbuild's keepNames (SST's bundle; tsx too, for TypeScript) names functions with a helper
- * declared outside them: `__name(el, "el")`, or `n(t,"el")` once minified. The call for the
- * script's `el` gives the helper's name.
- */
-const KEEP_NAMES_CALL = /(?<![\w$.])([A-Za-z_$][\w$]*)\(\s*[A-Za-z_$][\w$]*\s*,\s*"el"\s*\)/;
-
-/**
- * A self-contained function's source as a script that runs it: strict, like the module it was
- * written in, with esbuild's keepNames helper declared again when the source calls it.
- */
-function scriptOf(main: () => void): string {
-	const source = String(main);
-	const helper = KEEP_NAMES_CALL.exec(source)?.[1];
-	const prelude = helper
-		? `const ${helper} = (target, value) => Object.defineProperty(target, "name", { value, configurable: true });\n`
-		: "";
-	return `"use strict";\n{\n${prelude}(${source})();\n}\n`;
-}
-
-export const DASHBOARD_JS = scriptOf(dashboardMain);
+// code for the read-only token (sign-in.ts), and keeps it in localStorage. Its script is the ES
+// modules of src/dashboard, served from files as they are (assets.ts), so the page's CSP allows no
+// inline script; the page preloads them all at once rather than one import after another.
 
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
@@ -88,6 +65,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   body.wall .filters { display: none; }
 </style>
 <link rel="stylesheet" href="${UPLOT_CSS}">
+${PAGE_MODULES.map((url) => `<link rel="modulepreload" href="${url}">`).join("\n")}
 </head>
 <body>
 <header><a href="/">Lisa</a><span class="muted" id="where"></span><span class="muted" id="live"></span><span id="modes"></span></header>
@@ -102,7 +80,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   <div id="view"></div>
 </main>
 <script src="${UPLOT_JS}"></script>
-<script src="/dashboard.js"></script>
+<script type="module" src="${DASHBOARD_JS}"></script>
 </body>
 </html>
 `;

@@ -115,7 +115,7 @@ export const errorAnswer = z.object({
 
 const usdAmount = z.number().min(0);
 
-export const costAnswer = z
+const costAnswer = z
 	.object({
 		modelUsd: usdAmount.nullable().meta({
 			description:

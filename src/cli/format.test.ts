@@ -113,7 +113,7 @@ describe("formatting", () => {
 			"    #1    api  running    attempt 2  in_progress    claude    -         feat/eng-7-fix-it",
 			"  timeline:",
 			"    10:00:01  run.started  started",
-			// The step as every view numbers it (src/domain/step-label.ts): the index 1 is step 1.
+			// The step as every view numbers it (src/domain/step-label.js): the index 1 is step 1.
 			"    10:00:02  step.launched #1  step 1 (api) attempt 2 started as t-1",
 		]);
 	});

@@ -59,7 +59,7 @@ export function runsTable(runs: RunAnswer[], now: Date): string[] {
 	);
 }
 
-/** "plan" (or "research"), "#1", "#2"…: the numbering every view uses (src/domain/step-label.ts). */
+/** "plan" (or "research"), "#1", "#2"…: the numbering every view uses (src/domain/step-label.js). */
 function stepTag(steps: readonly StepAnswer[], index: number): string {
 	const n = stepNumber(steps, index);
 	return steps.find((s) => s.index === index)?.kind ? n : `#${n}`;

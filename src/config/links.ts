@@ -60,13 +60,54 @@ export interface EcsTarget {
 export type AgentLink = Omit<EcsTarget, "size"> & { vcpu?: number; memoryGb?: number };
 
 /**
- * Package files the API serves (the dashboard's charts, src/api/assets.ts), by their specifier: they
- * stay out of its bundle, and infra/api.ts copies them beside it under `node_modules/`.
+ * Package files the API serves (the dashboard's libraries, src/api/assets.ts), by their path in the
+ * package: they stay out of its bundle, and infra/api.ts copies them beside it under `node_modules/`.
  */
 export const API_PACKAGE_FILES = {
 	uplotJs: "uplot/dist/uPlot.iife.min.js",
 	uplotCss: "uplot/dist/uPlot.min.css",
+	preact: "preact/dist/preact.mjs",
+	htm: "htm/dist/htm.mjs",
 } as const;
+
+/**
+ * The dashboard's ES modules, its entry first: src/dashboard's and the domain's it shares with the
+ * server. src/api/assets.ts serves each as it is (no build step) and infra/api.ts copies each beside
+ * the API's bundle: every module the page loads, and only those (src/api/assets.test.ts follows the
+ * imports from the entry).
+ */
+export const DASHBOARD_MODULES = [
+	"src/dashboard/main.js",
+	"src/dashboard/api.js",
+	"src/dashboard/sign-in.js",
+	"src/dashboard/view.js",
+	"src/dashboard/wall.js",
+	"src/dashboard/html.js",
+	"src/dashboard/format.js",
+	"src/dashboard/parts.js",
+	"src/dashboard/doing.js",
+	"src/dashboard/stats.js",
+	"src/dashboard/charts.js",
+	"src/dashboard/runs-list.js",
+	"src/dashboard/stream.js",
+	"src/dashboard/run-page.js",
+	"src/dashboard/run-actions.js",
+	"src/dashboard/run-links.js",
+	"src/dashboard/run-steps.js",
+	"src/dashboard/run-events.js",
+	"src/dashboard/epic.js",
+	"src/domain/step-label.js",
+] as const;
+
+/**
+ * What the API reads from disk rather than from its bundle, as paths from the repository's root:
+ * the deploy copies each to the same path beside the bundle (infra/api.ts), where the API finds it
+ * as it does in the sources (src/api/assets.ts).
+ */
+export const API_FILES: readonly string[] = [
+	...Object.values(API_PACKAGE_FILES).map((file) => `node_modules/${file}`),
+	...DASHBOARD_MODULES,
+];
 
 const AGENT_CPUS = [
 	"0.25 vCPU",

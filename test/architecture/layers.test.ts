@@ -59,6 +59,11 @@ const crossing: Probe[] = [
 	{ file: "src/task/prompts/probe.ts", imports: "../sandbox/process" },
 	{ file: "src/task/report/probe.ts", imports: "../prompts/prompt" },
 	{ file: "src/task/sandbox/probe.ts", imports: "../../pipeline/steps" },
+	// The dashboard runs in the browser: its own modules, the domain's shared ones, /assets.
+	{ file: "src/dashboard/probe.js", imports: "../domain/run" },
+	{ file: "src/dashboard/probe.js", imports: "../api/schemas" },
+	{ file: "src/dashboard/probe.js", imports: "preact" },
+	{ file: "src/dashboard/probe.js", imports: "https://esm.sh/preact" },
 ];
 
 /** Imports the rules must allow. */
@@ -78,11 +83,17 @@ const keeping: Probe[] = [
 	{ file: "src/task/egress/probe.ts", imports: "../broker/broker" },
 	{ file: "src/task/sandbox/probe.ts", imports: "../report/failure" },
 	{ file: "src/task/report/probe.ts", imports: "../../store" },
+	{ file: "src/dashboard/probe.js", imports: "./format.js" },
+	{ file: "src/dashboard/probe.js", imports: "../domain/step-label.js" },
+	{ file: "src/dashboard/probe.js", imports: "/assets/preact-11.2.0.mjs" },
 ];
 
 /** Each probe with the file it is planted as: its `file` numbered, so that no two collide. */
 const plant = (probes: Probe[], from: number) =>
-	probes.map((p, i) => ({ ...p, planted: p.file.replace(/probe\.ts$/, `probe-${from + i}.ts`) }));
+	probes.map((p, i) => ({
+		...p,
+		planted: p.file.replace(/probe\.(ts|js)$/, (_, ext) => `probe-${from + i}.${ext}`),
+	}));
 const refused = plant(crossing, 0);
 const allowed = plant(keeping, crossing.length);
 

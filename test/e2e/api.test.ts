@@ -4,7 +4,14 @@ import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { createApp } from "../../src/api/app";
-import { UPLOT_CSS, UPLOT_JS, UPLOT_VERSION } from "../../src/api/assets";
+import {
+	DASHBOARD_JS,
+	HTM_JS,
+	PREACT_JS,
+	UPLOT_CSS,
+	UPLOT_JS,
+	UPLOT_VERSION,
+} from "../../src/api/assets";
 import {
 	eventsAnswer,
 	runAnswer,
@@ -179,8 +186,8 @@ describe("tokens", () => {
 	});
 });
 
-describe("the dashboard's chart library", () => {
-	it("is the package's own files, at a versioned path, kept long, without a token", async () => {
+describe("the dashboard's libraries and modules", () => {
+	it("are the packages' own files, at versioned paths, kept long, without a token", async () => {
 		const require = createRequire(import.meta.url);
 		// The path's version is the installed package's, the one package.json pins.
 		const pkg = require("uplot/package.json") as { version: string };
@@ -192,6 +199,7 @@ describe("the dashboard's chart library", () => {
 		for (const [path, file, type] of [
 			[UPLOT_JS, "uplot/dist/uPlot.iife.min.js", "text/javascript"],
 			[UPLOT_CSS, "uplot/dist/uPlot.min.css", "text/css"],
+			[PREACT_JS, "preact", "text/javascript"],
 		] as const) {
 			const res = await fetch(`${w.url()}${path}`);
 			expect(res.status).toBe(200);
@@ -203,6 +211,31 @@ describe("the dashboard's chart library", () => {
 		expect((await fetch(`${w.url()}/assets/uplot-1.6.31.min.js`)).status).toBe(404);
 		expect((await fetch(`${w.url()}/assets/uPlot.cjs.js`)).status).toBe(404);
 		expect((await fetch(`${w.url()}/assets/..%2fpackage.json`)).status).toBe(404);
+		expect((await fetch(`${w.url()}${HTM_JS}`)).headers.get("cache-control")).toBe(
+			"public, max-age=31536000, immutable",
+		);
+	});
+
+	it("serves the dashboard's modules as their files are, asked again each time: 304 while unchanged", async () => {
+		const res = await fetch(`${w.url()}${DASHBOARD_JS}`);
+		expect(res.status).toBe(200);
+		expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+		expect(res.headers.get("cache-control")).toBe("no-cache");
+		expect(await res.text()).toBe(
+			await readFile(new URL("../../src/dashboard/main.js", import.meta.url), "utf8"),
+		);
+		const etag = res.headers.get("etag") ?? "";
+		expect(etag).toMatch(/^"[\w-]+"$/);
+		const again = await fetch(`${w.url()}${DASHBOARD_JS}`, { headers: { "if-none-match": etag } });
+		expect([again.status, await again.text()]).toEqual([304, ""]);
+		// Only the page's modules: not the sources beside them.
+		for (const p of [
+			"/js/dashboard/main.ts",
+			"/js/domain/run.ts",
+			"/js/api/app.ts",
+			"/src/dashboard/main.js",
+		])
+			expect((await fetch(`${w.url()}${p}`)).status).toBe(404);
 	});
 });
 

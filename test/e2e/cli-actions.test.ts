@@ -29,7 +29,7 @@ describe("lisa logs", () => {
 		expect(out.at(-1)).toMatch(/^\d\d:\d\d:\d\d {2}run\.succeeded {2}/);
 		expect(out.filter((l) => l.includes("agent.output"))).toEqual([
 			// What the fake agent prints while it works.
-			// The step as every view numbers it (src/domain/step-label.ts): the first is #1.
+			// The step as every view numbers it (src/domain/step-label.js): the first is #1.
 			expect.stringMatching(/^\d\d:\d\d:\d\d {2}agent\.output #1 {2}working… 1\/1$/),
 		]);
 		// Every entry once, in the order of the timeline.

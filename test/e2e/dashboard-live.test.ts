@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { ulid } from "ulid";
@@ -13,6 +13,8 @@ import { createStackWorld, type StackWorld } from "../support/stack";
 // while the run goes on, the notices of actions, the wall view and the charts — in Chromium,
 // against the stack.
 const ARTIFACTS = fileURLToPath(new URL("../artifacts/", import.meta.url));
+/** The domain's step numbering, as the dashboard loads it (src/api/assets.ts). */
+const STEP_LABEL = "/js/domain/step-label.js";
 
 let w: StackWorld;
 let browser: Browser;
@@ -126,11 +128,21 @@ describe.skipIf(!hasChromium)("a run's page, live", () => {
 		await output(run.runId, 1, 60);
 		const { page, errors } = await signedIn(`/runs/${run.runId}`);
 		await expect.poll(() => page.locator("#output").textContent()).toContain("line 60");
-		// What the run is doing now, and the numbering every view uses (src/domain/step-label.ts).
+		// What the run is doing now, and the numbering every view uses (src/domain/step-label.js).
 		expect(await page.locator("#summary").textContent()).toMatch(
 			/^running · step 1 \(api\) · running · agent in_progress · 0 of 2 done · 1m \d+s · started \d+ min ago by webhook$/,
 		);
-		// The script's mirror of the rule says what the rule says.
+		// The page numbered them with the domain's own module, which the stack serves as the file is.
+		const loaded = (await page.evaluate(
+			"performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)",
+		)) as string[];
+		expect(loaded).toContain(STEP_LABEL);
+		expect(await (await fetch(`${w.url()}${STEP_LABEL}`)).text()).toBe(
+			await readFile(
+				fileURLToPath(new URL("../../src/domain/step-label.js", import.meta.url)),
+				"utf8",
+			),
+		);
 		expect(await page.locator("#summary .doing").textContent()).toContain(
 			`${stepLabel(run.steps, 1)} · running`,
 		);
@@ -368,7 +380,7 @@ describe.skipIf(!hasChromium)("a token refused while the page is open", () => {
 	});
 });
 
-/** Each chart with the colour its today's mark is drawn in (the series of dashboard-script.js). */
+/** Each chart with the colour its today's mark is drawn in (the series of src/dashboard/charts.js). */
 const CHART_COLORS = [
 	["chart-runs", "#2e9d57"],
 	["chart-success", "#2e9d57"],

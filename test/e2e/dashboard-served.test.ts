@@ -10,23 +10,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleLikeSst } from "../../bench/sst-esbuild";
 import { LAMBDA_RUNTIME } from "../../infra/config";
 import { createApp } from "../../src/api/app";
-import { UPLOT_CSS, UPLOT_JS } from "../../src/api/assets";
+import { SERVED, UPLOT_CSS, UPLOT_JS } from "../../src/api/assets";
 import type { ApiDeps } from "../../src/api/deps";
 import { runAnswer, runsAnswer, statsAnswer } from "../../src/api/schemas";
-import { API_PACKAGE_FILES } from "../../src/config/links";
+import { API_FILES } from "../../src/config/links";
 import { stepNumber } from "../../src/domain/step-label";
 import { hasChromium, launchChromium } from "../support/browser";
 import { API_TOKEN, httpEvent } from "../support/lambda";
 
-// /dashboard.js is the source of a function (src/api/dashboard-script.js), so what it serves depends
-// on how the API was loaded: from the sources (here, and under tsx as the local stack runs), or
-// bundled as SST deploys it (minified, esbuild's keepNames). Each one's page and script run here in
-// Chromium against a canned API.
+// The dashboard's modules and libraries are files the API reads from disk (src/api/assets.ts), found
+// where the API was loaded from: the sources (here, and under tsx as the local stack runs), or the
+// bundle SST deploys, beside which the deploy copies them (infra/api.ts: API_FILES, copied here as it
+// does into a folder away from the sources). Each one's page and modules run here in Chromium
+// against a canned API: a module the page loads that the deploy would not copy fails every build.
 
 const ROOT = path.resolve(import.meta.dirname ?? ".", "../..");
 // Served from localhost, an origin Chromium trusts (it warns about COOP elsewhere).
 const ORIGIN = "http://localhost";
-const PATHS = ["/", "/dashboard.js", UPLOT_JS, UPLOT_CSS];
+const PATHS = ["/", ...Object.keys(SERVED)];
+/** The domain's module the dashboard shares with the server: its step numbering. */
+const STEP_LABEL = "/js/domain/step-label.js";
 const run = promisify(execFile);
 
 interface Served {
@@ -90,7 +93,7 @@ async function bundled(dir: string): Promise<Build> {
 	);
 	// What infra/api.ts's copyFiles puts beside the bundle (the bundle's folder is its root here).
 	const root = path.dirname(outfiles.api ?? "");
-	for (const file of Object.values(API_PACKAGE_FILES).map((f) => `node_modules/${f}`)) {
+	for (const file of API_FILES) {
 		await mkdir(path.dirname(path.join(root, file)), { recursive: true });
 		await copyFile(path.join(ROOT, file), path.join(root, file));
 	}
@@ -266,6 +269,8 @@ afterAll(async () => {
 async function open(build: Build, at: string) {
 	const page = await browser.newPage();
 	const errors: string[] = [];
+	const loaded: string[] = [];
+	page.on("requestfinished", (r) => loaded.push(new URL(r.url()).pathname));
 	page.on("pageerror", (e) => errors.push(e.message));
 	// A CSP violation is reported on the console.
 	page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
@@ -279,37 +284,46 @@ async function open(build: Build, at: string) {
 	});
 	await page.addInitScript(() => localStorage.setItem("lisaToken", "read-token"));
 	await page.goto(`${ORIGIN}${at}`);
-	return { page, errors };
+	return { page, errors, loaded };
 }
 
-describe.skipIf(!hasChromium)("the served dashboard script", () => {
-	it("is served the same way by every build, as a script of its own", async () => {
+describe.skipIf(!hasChromium)("the served dashboard", () => {
+	it("is served the same way by every build: its modules and libraries as the files are", async () => {
+		// Every build serves each file as it is on disk, the bundle from the files copied beside it.
+		const files = Object.fromEntries(
+			await Promise.all(
+				Object.entries(SERVED).map(async ([url, { file }]) => [
+					url,
+					(await readFile(path.join(ROOT, file))).toString(),
+				]),
+			),
+		);
 		for (const [name, build] of Object.entries(builds)) {
-			const js = build["/dashboard.js"];
-			expect({ name, status: js?.status, type: js?.headers["content-type"] }).toEqual({
-				name,
-				status: 200,
-				type: "text/javascript; charset=utf-8",
-			});
 			expect(build["/"]?.headers["content-security-policy"]).toContain("script-src 'self'");
-		}
-		// The bundle minified the script and named its functions with a helper it declares again.
-		// Every build serves uPlot as the package has it, the bundle from the files copied beside it.
-		const require = createRequire(import.meta.url);
-		const pkg = async (file: string) => (await readFile(require.resolve(file))).toString();
-		const js = await pkg("uplot/dist/uPlot.iife.min.js");
-		const css = await pkg("uplot/dist/uPlot.min.css");
-		for (const [name, build] of Object.entries(builds)) {
-			expect({
-				name,
-				js: build[UPLOT_JS]?.body === js,
-				css: build[UPLOT_CSS]?.body === css,
-			}).toEqual({ name, js: true, css: true });
+			for (const [url, text] of Object.entries(files)) {
+				const served = build[url];
+				expect({ name, url, status: served?.status, same: served?.body === text }).toEqual({
+					name,
+					url,
+					status: 200,
+					same: true,
+				});
+				if (url !== UPLOT_CSS)
+					expect(served?.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+			}
 			expect(build[UPLOT_JS]?.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
+			expect(build[STEP_LABEL]?.headers["cache-control"]).toBe("no-cache");
 		}
-		const bundle = builds.bundle?.["/dashboard.js"]?.body ?? "";
-		expect(bundle).not.toContain("function el(");
-		expect(bundle).toMatch(/^const [\w$]+ = \(target, value\) => Object\.defineProperty/m);
+		// The step numbering the page loads is the domain's own module, the server's.
+		expect(SERVED[STEP_LABEL]?.file).toBe("src/domain/step-label.js");
+		// uPlot as the package has it.
+		const require = createRequire(import.meta.url);
+		const uplot = await readFile(require.resolve("uplot/dist/uPlot.iife.min.js"));
+		expect(builds.bundle?.[UPLOT_JS]?.body).toBe(uplot.toString());
+		// And none of them is inside the API's bundle.
+		const bundle = await readFile(path.join(dir, "api", "bundle.mjs"), "utf8");
+		expect(bundle).not.toContain("Waiting for the run to start");
+		expect(bundle).not.toContain("Charts unavailable");
 	});
 
 	for (const name of ["source", "tsx", "bundle"]) {
@@ -345,7 +359,9 @@ describe.skipIf(!hasChromium)("the served dashboard script", () => {
 				"succeeded",
 				"cancelled",
 			]);
-			// The dashboard's step numbers are src/domain/step-label.ts's, in the steps and the timeline.
+			// The dashboard's step numbers are src/domain/step-label.js's, the module the page loaded,
+			// in the steps and the timeline.
+			expect(one.loaded).toContain(STEP_LABEL);
 			const steps = theRun.steps;
 			expect(await one.page.locator("#steps td.step").allTextContents()).toEqual(
 				steps.map((s) => stepNumber(steps, s.index)),

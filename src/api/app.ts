@@ -11,7 +11,7 @@ import { bearerToken } from "./auth";
 import { DASHBOARD_HTML } from "./dashboard";
 import type { ApiDeps } from "./deps";
 import { FAVICON } from "./favicon";
-import { openApiDocument } from "./openapi";
+import { routeDoc } from "./route-doc";
 import { runsRoutes } from "./runs";
 import { signIn } from "./sign-in";
 
@@ -106,11 +106,27 @@ export function createApp(deps: ApiDeps): Hono {
 				maxAge: 600,
 			}),
 		);
-	let openApi: string | undefined;
-	app.get("/api/openapi.json", (c) => {
-		openApi ??= JSON.stringify(openApiDocument(deps.settings.publicUrl));
-		return c.body(openApi, 200, { "content-type": "application/json" });
-	});
+	// Generated from the routes on the first request for it, by a module imported only then: no
+	// cold start of the API loads the generator or converts a schema (src/api/openapi.ts).
+	let openApi: Promise<string> | undefined;
+	app.get(
+		"/api/openapi.json",
+		routeDoc({
+			summary: "This document",
+			public: true,
+			responses: { 200: { description: "OpenAPI 3.1", mediaType: "application/json" } },
+		}),
+		async (c) => {
+			openApi ??= import("./openapi")
+				.then(({ openApiDocument }) => openApiDocument(app.routes, deps.settings.publicUrl))
+				.then((doc) => JSON.stringify(doc))
+				.catch((err) => {
+					openApi = undefined;
+					throw err;
+				});
+			return c.body(await openApi, 200, { "content-type": "application/json" });
+		},
+	);
 	const api = runsRoutes(deps);
 	app.use("/api/*", knownPaths(api.routes), bodyAtMost(MAX_API_BYTES));
 	app.use("/api/*", bearerToken({ admin: deps.settings.apiToken, read: deps.settings.readToken }));

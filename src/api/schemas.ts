@@ -57,12 +57,19 @@ export const listQuery = z.object({
 
 export const eventsQuery = z.object({ limit: limit(100, 500), cursor });
 
+const eventId = z.string().regex(ULID_PATTERN, "an event id");
+
 export const streamQuery = z.object({
-	after: z
-		.string()
-		.regex(ULID_PATTERN, "an event id")
+	after: eventId
 		.optional()
 		.meta({ description: "Resume after this event id (or send Last-Event-ID)" }),
+});
+
+/** What a reconnecting EventSource sends; the stream reads it as `after` (streamQuery). */
+export const streamHeaders = z.object({
+	"Last-Event-ID": eventId
+		.optional()
+		.meta({ description: "Resume after this event id (the SSE id of the last event seen)" }),
 });
 
 export const statsQuery = z.object({

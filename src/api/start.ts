@@ -3,8 +3,26 @@ import { formatProblem } from "../config/schema";
 import { requestRun } from "../pipeline/request";
 import type { AuthEnv } from "./auth";
 import type { ApiDeps } from "./deps";
-import { startBody } from "./schemas";
+import { answer, type RouteDoc, refusal } from "./route-doc";
+import { startBody, startedAnswer, startedEpicAnswer } from "./schemas";
 import { validationError } from "./validation";
+
+/** What POST /api/runs and POST /api/epics say of themselves in the OpenAPI document. */
+export const startDoc = (kind?: "epic"): RouteDoc => ({
+	summary: kind
+		? "Start an epic for an issue: research, a plan of dependent tasks, a sub-issue and a run per task (docs/epics.md › Epics)"
+		: "Start a run for an issue",
+	body: { schema: startBody, required: true },
+	responses: {
+		202: kind
+			? answer("Queued; the epic run's id", startedEpicAnswer)
+			: answer("Queued; the run's id", startedAnswer),
+		400: refusal(
+			"Not JSON, no issue, an issue that is not a string, over 512 characters or with spaces, or a source other than the configured one",
+		),
+		503: refusal("No config, or an invalid one (`issues` says what is wrong in it)"),
+	},
+});
 
 /**
  * POST /api/runs and POST /api/epics (`kind: "epic"`, docs/epics.md › Epics): a run for the body's

@@ -1,4 +1,6 @@
+import { zValidator } from "@hono/zod-validator";
 import type * as z from "zod";
+import { ROUTE_DOC, type ValidatorDoc } from "./route-doc";
 
 /** A request zod refused: 400 with every problem as `path: message` (the zValidator hook too). */
 export const validationError = (
@@ -16,3 +18,15 @@ export const validationError = (
 			400,
 		);
 };
+
+/**
+ * The route's query or path parameters, validated by `schema` (400 as validationError says), which
+ * the OpenAPI document lists as the route's parameters (route-doc.ts).
+ */
+export function validated<Target extends ValidatorDoc["target"], S extends z.ZodObject>(
+	target: Target,
+	schema: S,
+) {
+	const doc: ValidatorDoc = { target, schema };
+	return Object.assign(zValidator(target, schema, validationError), { [ROUTE_DOC]: doc });
+}

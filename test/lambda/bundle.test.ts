@@ -98,4 +98,14 @@ describe("Lambda bundles", () => {
 			[401, { error: "invalid bearer token" }],
 		]);
 	});
+
+	it("serves the OpenAPI document from the bundled API, its generator imported on the first request", async () => {
+		const out = await inNode(
+			outfiles.api ?? "",
+			`const r = await handler(${JSON.stringify(httpEvent("GET", "/api/openapi.json"))});
+			const doc = JSON.parse(r.body);
+			process.stdout.write(JSON.stringify([r.statusCode, doc.openapi, Object.keys(doc.paths["/api/runs/{id}"] ?? {})]));`,
+		);
+		expect(JSON.parse(out)).toEqual([200, "3.1.0", ["get"]]);
+	});
 });

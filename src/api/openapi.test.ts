@@ -13,9 +13,9 @@ import type { ApiDeps } from "./deps";
 const NOT_API: [RegExp, string][] = [
 	[/^GET \/healthz$/, "the liveness probe of a load balancer, not a client's API"],
 	[/^GET \/(runs\/:id)?$/, "the dashboard's pages (HTML)"],
-	[/^GET \/dashboard\.js$/, "the dashboard's script"],
+	[/^GET \/js\//, "the dashboard's browser modules, static files (src/api/assets.ts)"],
 	[/^GET \/favicon\.ico$/, "a static file"],
-	[/^GET \/assets\//, "the chart library's files, static and versioned"],
+	[/^GET \/assets\//, "the dashboard's libraries' files, static and versioned"],
 	[
 		/^POST \/dashboard\/sign-in$/,
 		"the dashboard's sign-in (docs/dashboard.md › Signing in from a link)",

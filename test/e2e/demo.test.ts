@@ -200,7 +200,8 @@ describe("npm run demo -- --keep", () => {
 		expect(existsSync(dir as string)).toBe(false);
 		// Nothing it started outlives it (the esbuild service goes when its stdin closes).
 		expect(await survivors(d)).toEqual([]);
-	});
+		// As long as its wait for the demo to be ready, on a machine busy with the other tests.
+	}, 300_000);
 
 	it("SIGTERM while the runs are still going stops it too, leaving nothing behind", async () => {
 		const d = demo([]);

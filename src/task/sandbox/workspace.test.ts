@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -119,6 +119,23 @@ describe("workspace and publishing over authenticated HTTP", () => {
 		expect(await git(bare, "log", "-1", "--format=%s", "feat/two")).toBe("feat: c.txt");
 		expect(existsSync(marker)).toBe(false);
 		await rm(path.join(dir, ".gitconfig"));
+	});
+
+	it("reads the agent's worktree for the supervisor without ever writing its index", async () => {
+		const ws = workspace("four");
+		await ws.prepare();
+		const tree = await ws.lisaTree();
+		const index = path.join(await git(tree, "rev-parse", "--absolute-git-dir"), "index");
+		// A file touched but not changed: a plain `git status` refreshes the index and writes it,
+		// holding index.lock meanwhile, where the agent's `git add` at that moment would fail.
+		await utimes(path.join(tree, "src", "a.txt"), new Date(), new Date(Date.now() + 5_000));
+		const before = await stat(index);
+		const seen = await ws.fingerprint(tree);
+		expect(seen).toContain(tree);
+		expect((await stat(index)).mtimeMs).toBe(before.mtimeMs);
+		// What it stands against: git writes the index on a status that may take its lock.
+		await git(tree, "status", "--porcelain");
+		expect((await stat(index)).mtimeMs).not.toBe(before.mtimeMs);
 	});
 
 	it("finds the worktree Claude Code created, and starts every attempt from the base", async () => {

@@ -198,10 +198,14 @@ export class Workspace {
 		return status !== "";
 	}
 
-	/** Changes of the worktree (status and every worktree's HEAD): the supervisor's activity signal. */
+	/**
+	 * Changes of the worktree (status and every worktree's HEAD): the supervisor's activity signal,
+	 * read while the agent works. Without optional locks: a `git status` refreshing the index would
+	 * hold `index.lock`, and the agent's own `git add` or `commit` at that moment would fail.
+	 */
 	async fingerprint(dir: string): Promise<string> {
 		const [status, heads] = await Promise.all([
-			this.git.run(dir, ["status", "--porcelain"], { timeoutMs: 10_000 }),
+			this.git.run(dir, ["--no-optional-locks", "status", "--porcelain"], { timeoutMs: 10_000 }),
 			this.git.run(dir, ["worktree", "list", "--porcelain"], { timeoutMs: 10_000 }),
 		]);
 		return `${status}\n${heads}`;

@@ -125,10 +125,13 @@ export class PlanningWorkspace {
 		return names.sort();
 	}
 
+	/** Read while the agent works: without optional locks, so it never holds the agent's index.lock. */
 	async fingerprint(): Promise<string> {
-		return this.git().run(this.dir, ["status", "--porcelain", "--untracked-files=all"], {
-			timeoutMs: 10_000,
-		});
+		return this.git().run(
+			this.dir,
+			["--no-optional-locks", "status", "--porcelain", "--untracked-files=all"],
+			{ timeoutMs: 10_000 },
+		);
 	}
 
 	/** Puts back any checkout the agent changed (noted on the run): planning never implements. */

@@ -3,7 +3,7 @@ import type { AuthEnv } from "./auth";
 import type { ApiDeps } from "./deps";
 import { epicView, notAnEpic } from "./epic-view";
 import { answer, BAD_RUN_ID, refusal, routeDoc } from "./route-doc";
-import { epicAnswer, runPath } from "./schemas";
+import { runPath } from "./schemas";
 import { startDoc, startRequested } from "./start";
 import { validated } from "./validation";
 
@@ -20,7 +20,7 @@ export function epicsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		routeDoc({
 			summary: "An epic run's phase and task graph (no task bodies, no research text)",
 			responses: {
-				200: answer("The epic", epicAnswer),
+				200: answer("The epic", "epicAnswer"),
 				400: BAD_RUN_ID,
 				404: refusal("No such run, or a run that is not an epic (the message says which)"),
 			},

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type * as z from "zod";
-import { errorAnswer } from "./schemas";
+import type * as answers from "./answers";
 
 // What a route says of itself for the OpenAPI document, beside its handler: a mark on a middleware
 // that only passes the request on. The validators carry their schemas the same way (validation.ts).
@@ -10,10 +10,18 @@ import { errorAnswer } from "./schemas";
 /** The key of a route's mark (a RouteDoc) or a validator's (a ValidatorDoc). */
 export const ROUTE_DOC = Symbol("lisa.route-doc");
 
-/** An answer: JSON of `schema`, or a body of `mediaType` the document does not describe. */
+/**
+ * An answer schema of ./answers.ts, by its name: the module is imported with the document, never by
+ * a route, so the API's cold start builds none of them.
+ */
+export type AnswerName = {
+	[K in keyof typeof answers]: (typeof answers)[K] extends z.ZodType ? K : never;
+}[keyof typeof answers];
+
+/** An answer: JSON of the schema `schema` names, or a body of `mediaType` the document does not describe. */
 export interface Answer {
 	description: string;
-	schema?: z.ZodType;
+	schema?: AnswerName;
 	mediaType?: string;
 }
 
@@ -44,13 +52,13 @@ export function routeDoc(doc: RouteDoc): MiddlewareHandler {
 	return Object.assign(mark, { [ROUTE_DOC]: doc });
 }
 
-export const answer = (description: string, schema?: z.ZodType): Answer => ({
+export const answer = (description: string, schema?: AnswerName): Answer => ({
 	description,
 	schema,
 });
 
 /** An `{error, issues?}` answer. */
-export const refusal = (description: string): Answer => answer(description, errorAnswer);
+export const refusal = (description: string): Answer => answer(description, "errorAnswer");
 
 /** The 400 of a route whose `:id` is not a run id (validated by runPath). */
 export const BAD_RUN_ID = refusal("A malformed run id (not a ULID)");

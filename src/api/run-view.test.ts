@@ -3,8 +3,8 @@ import type { ConfigState } from "../config/load";
 import { parseConfigText } from "../config/load";
 import { newRun, newStep, planStep, type Run } from "../domain/run";
 import type { StepAttemptUsage } from "../domain/usage";
+import { runAnswer } from "./answers";
 import { type RoundSeen, runDetailView, runView } from "./run-view";
-import { runAnswer } from "./schemas";
 
 const config = parseConfigText(
 	"repos:\n  - {name: api, url: file:///a}\n  - {name: web, url: file:///w}\nlimits:\n  max_run_cost_usd: 5\n",

@@ -9,21 +9,12 @@ import { answer, BAD_RUN_ID, NO_RUN, refusal, routeDoc } from "./route-doc";
 import { runDetailView, runView } from "./run-view";
 import {
 	approveBody,
-	approvingAnswer,
-	cancellingAnswer,
-	eventsAnswer,
 	eventsQuery,
 	listQuery,
-	rebuiltAnswer,
-	retriedAnswer,
-	runAnswer,
 	runPath,
-	runsAnswer,
-	statsAnswer,
 	statsQuery,
 	streamHeaders,
 	streamQuery,
-	whoamiAnswer,
 } from "./schemas";
 import { startDoc, startRequested } from "./start";
 import { defaultSince, rebuildDayStats, windowStats } from "./stats";
@@ -48,7 +39,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		"/whoami",
 		routeDoc({
 			summary: "What the token presented may do",
-			responses: { 200: answer("The token's role", whoamiAnswer) },
+			responses: { 200: answer("The token's role", "whoamiAnswer") },
 		}),
 		(c) => c.json({ role: c.get("role") }),
 	);
@@ -58,7 +49,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		routeDoc({
 			summary: "Runs, newest first, filtered and paged",
 			responses: {
-				200: answer("A page of runs; `nextCursor` is null on the last", runsAnswer),
+				200: answer("A page of runs; `nextCursor` is null on the last", "runsAnswer"),
 				400: refusal("A bad filter, or a cursor this listing did not make"),
 			},
 		}),
@@ -83,7 +74,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		"/runs/:id",
 		routeDoc({
 			summary: "A run with its steps",
-			responses: { 200: answer("The run", runAnswer), 400: BAD_RUN_ID, 404: NO_RUN },
+			responses: { 200: answer("The run", "runAnswer"), 400: BAD_RUN_ID, 404: NO_RUN },
 		}),
 		runId,
 		async (c) => {
@@ -98,7 +89,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		routeDoc({
 			summary: "A run's timeline, oldest first, paged",
 			responses: {
-				200: answer("A page of events", eventsAnswer),
+				200: answer("A page of events", "eventsAnswer"),
 				400: refusal("A malformed run id, or a cursor this listing did not make"),
 				404: NO_RUN,
 			},
@@ -148,7 +139,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		routeDoc({
 			summary: "Cancel a run: its tasks are stopped, the run ends cancelled",
 			responses: {
-				202: answer("Cancelling", cancellingAnswer),
+				202: answer("Cancelling", "cancellingAnswer"),
 				400: BAD_RUN_ID,
 				404: NO_RUN,
 				409: refusal("The run is already finished"),
@@ -179,7 +170,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 				"Approve spending more on a run paused at its cost limit: it goes on up to the new limit",
 			body: { schema: approveBody, required: false },
 			responses: {
-				202: answer("Approving; the run's new limit", approvingAnswer),
+				202: answer("Approving; the run's new limit", "approvingAnswer"),
 				400: refusal("A malformed run id, or a limit not above what the run spent"),
 				404: NO_RUN,
 				409: refusal("The run is not awaiting approval"),
@@ -229,7 +220,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 			summary:
 				"Start a new run for a finished run's issue; of an epic run, continue the epic (its plan and sub-issues kept, failed tasks restarted)",
 			responses: {
-				202: answer("The new run's id", retriedAnswer),
+				202: answer("The new run's id", "retriedAnswer"),
 				400: BAD_RUN_ID,
 				404: NO_RUN,
 				409: refusal(
@@ -293,7 +284,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 		routeDoc({
 			summary: "Counts, success rate, durations, time to PR and cost, per repo, provider and day",
 			responses: {
-				200: answer("Statistics of the runs created in the window", statsAnswer),
+				200: answer("Statistics of the runs created in the window", "statsAnswer"),
 				400: refusal("A bad window"),
 			},
 		}),
@@ -324,7 +315,7 @@ export function runsRoutes(deps: ApiDeps): Hono<AuthEnv> {
 			summary:
 				"Count the runs of the window in the stats' days (those that finished before the days were kept)",
 			responses: {
-				200: answer("How many runs were read", rebuiltAnswer),
+				200: answer("How many runs were read", "rebuiltAnswer"),
 				400: refusal("A bad window"),
 			},
 		}),

@@ -4,7 +4,7 @@ import { requestRun } from "../pipeline/request";
 import type { AuthEnv } from "./auth";
 import type { ApiDeps } from "./deps";
 import { answer, type RouteDoc, refusal } from "./route-doc";
-import { startBody, startedAnswer, startedEpicAnswer } from "./schemas";
+import { startBody } from "./schemas";
 import { validationError } from "./validation";
 
 /** What POST /api/runs and POST /api/epics say of themselves in the OpenAPI document. */
@@ -15,8 +15,8 @@ export const startDoc = (kind?: "epic"): RouteDoc => ({
 	body: { schema: startBody, required: true },
 	responses: {
 		202: kind
-			? answer("Queued; the epic run's id", startedEpicAnswer)
-			: answer("Queued; the run's id", startedAnswer),
+			? answer("Queued; the epic run's id", "startedEpicAnswer")
+			: answer("Queued; the run's id", "startedAnswer"),
 		400: refusal(
 			"Not JSON, no issue, an issue that is not a string, over 512 characters or with spaces, or a source other than the configured one",
 		),

@@ -1,6 +1,6 @@
 // @ts-check
 /** @import { z } from "zod" */
-/** @import { whoamiAnswer } from "../api/schemas" */
+/** @import { whoamiAnswer } from "../api/answers" */
 
 // The API as the dashboard reads it: the token kept in the browser, every request made with it, what
 // the token may do (GET /api/whoami), and a refused token signing the page out

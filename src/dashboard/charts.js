@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { StatsAnswer } from "../api/schemas" */
+/** @import { StatsAnswer } from "../api/answers" */
 /** @import UPlot from "uplot" */
 import { duration } from "./format.js";
 import { wall } from "./wall.js";

@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { RunAnswer, StepAnswer } from "../api/schemas" */
+/** @import { RunAnswer, StepAnswer } from "../api/answers" */
 import { stepLabel } from "../domain/step-label.js";
 import { duration, runDuration } from "./format.js";
 import { html } from "./html.js";

@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { RunAnswer } from "../api/schemas" */
+/** @import { RunAnswer } from "../api/answers" */
 import { html } from "./html.js";
 import { badge, link, prLinks } from "./parts.js";
 

@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { RunAnswer } from "../api/schemas" */
+/** @import { RunAnswer } from "../api/answers" */
 
 // How the dashboard says numbers, times and money, as the CLI and the tracker's comments do. Pure:
 // no DOM.

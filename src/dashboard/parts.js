@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { RunAnswer } from "../api/schemas" */
+/** @import { RunAnswer } from "../api/answers" */
 import { ago, money, tokensOf, when } from "./format.js";
 import { html } from "./html.js";
 

@@ -1,6 +1,6 @@
 // @ts-check
 /** @import { z } from "zod" */
-/** @import { approvingAnswer, startedAnswer } from "../api/schemas" */
+/** @import { approvingAnswer, startedAnswer } from "../api/answers" */
 /** @import { Kid } from "./html.js" */
 /** @import { RunState } from "./run-page.js" */
 import { api, role, Unauthorized } from "./api.js";

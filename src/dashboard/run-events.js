@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { EventAnswer, RunAnswer } from "../api/schemas" */
+/** @import { EventAnswer, RunAnswer } from "../api/answers" */
 import { stepNumber } from "../domain/step-label.js";
 import { when } from "./format.js";
 import { html } from "./html.js";

@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { EventAnswer, RunAnswer } from "../api/schemas" */
+/** @import { EventAnswer, RunAnswer } from "../api/answers" */
 /** @import { Notice } from "./run-actions.js" */
 import { out } from "./api.js";
 import { doing } from "./doing.js";

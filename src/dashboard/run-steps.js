@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { RunAnswer, StepAnswer } from "../api/schemas" */
+/** @import { RunAnswer, StepAnswer } from "../api/answers" */
 import { stepNumber } from "../domain/step-label.js";
 import { agentOf } from "./doing.js";
 import { errorClass, money } from "./format.js";

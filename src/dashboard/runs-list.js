@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { RunAnswer, RunsAnswer } from "../api/schemas" */
+/** @import { RunAnswer, RunsAnswer } from "../api/answers" */
 /** @import { Kid } from "./html.js" */
 import { api } from "./api.js";
 import { doing } from "./doing.js";

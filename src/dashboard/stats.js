@@ -1,5 +1,5 @@
 // @ts-check
-/** @import { StatsAnswer } from "../api/schemas" */
+/** @import { StatsAnswer } from "../api/answers" */
 /** @import { Kid } from "./html.js" */
 import { api } from "./api.js";
 import { charts } from "./charts.js";

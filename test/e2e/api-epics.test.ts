@@ -1,7 +1,7 @@
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { epicAnswer, runAnswer, runsAnswer } from "../../src/api/answers";
 import { createApp } from "../../src/api/app";
-import { epicAnswer, runAnswer, runsAnswer } from "../../src/api/schemas";
 import { newRun, type Run } from "../../src/domain/run";
 import { diamondEpic, HIDDEN } from "../support/epics";
 import { createStackWorld, type StackWorld } from "../support/stack";

@@ -3,6 +3,13 @@ import { createRequire } from "node:module";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod";
+import {
+	eventsAnswer,
+	runAnswer,
+	runsAnswer,
+	statsAnswer,
+	whoamiAnswer,
+} from "../../src/api/answers";
 import { createApp } from "../../src/api/app";
 import {
 	DASHBOARD_JS,
@@ -12,13 +19,6 @@ import {
 	UPLOT_JS,
 	UPLOT_VERSION,
 } from "../../src/api/assets";
-import {
-	eventsAnswer,
-	runAnswer,
-	runsAnswer,
-	statsAnswer,
-	whoamiAnswer,
-} from "../../src/api/schemas";
 import { newRun, newStep, type Run, type Step } from "../../src/domain/run";
 import { isTerminalRun } from "../../src/domain/states";
 import type { StepAttemptUsage } from "../../src/domain/usage";

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunAnswer, runAnswer } from "../../src/api/schemas";
+import { runAnswer } from "../../src/api/answers";
+import type { RunAnswer } from "../../src/api/schemas";
 import { closedPort, lisa, run } from "../support/cli";
 import { createStackWorld, type StackWorld } from "../support/stack";
 

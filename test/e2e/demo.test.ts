@@ -5,7 +5,7 @@ import { connect } from "node:net";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { runAnswer, runsAnswer } from "../../src/api/schemas";
+import { runAnswer, runsAnswer } from "../../src/api/answers";
 import { isRunning } from "../support/task";
 
 // `npm run demo -- --keep` as a newcomer runs it (README › Quick start): a real process that files

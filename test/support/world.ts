@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { z } from "zod";
-import type { runAnswer } from "../../src/api/schemas";
+import type { runAnswer } from "../../src/api/answers";
 import type { SourceName } from "../../src/config/schema";
 import type { Run } from "../../src/domain/run";
 import { type FakeAgents, installFakeAgents } from "../doubles/agents/install";
